@@ -1,0 +1,188 @@
+"""The `gpt2viz` command line: the app, plus headless tokenize / run / export / models."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from gpt2viz import __version__
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A problem with the user's input: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line and status 2, like every other bad-input case
+        self.exit(EXIT_USAGE, f"gpt2viz: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _add_model(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", metavar="DIR|NAME", help="model folder or name (default: the bundled 'atlas')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; also documents the command line in the README."""
+    p = _Parser(prog="gpt2viz", description="Trace the life of one token through GPT-2. "
+                "With no command, opens the desktop app.")
+    p.add_argument("--version", action="version", version=f"gpt2viz {__version__}")
+    _add_model(p)
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    t = sub.add_parser("tokenize", help="show how a text becomes GPT-2 tokens")
+    t.add_argument("text")
+    t.add_argument("--json", action="store_true", help="one JSON array of tokens")
+    _add_model(t)
+
+    r = sub.add_parser("run", help="generate token by token, printing each choice and the top 10 candidates")
+    r.add_argument("--prompt", required=True)
+    _add_model(r)
+    r.add_argument("--steps", type=int, default=10, help="tokens to generate (default 10)")
+    r.add_argument("--temperature", type=float, default=1.0, help="0 = greedy (default 1.0)")
+    r.add_argument("--top-k", type=int, default=0, help="keep the k most likely tokens; 0 = off (default)")
+    r.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling; 1.0 = off (default)")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--json", action="store_true", help="one JSON object per step")
+
+    e = sub.add_parser("export", help="export a GPT-2 checkpoint (hub id or local folder) to a model folder")
+    e.add_argument("source", help="gpt2, distilgpt2, gpt2-medium, gpt2-large, gpt2-xl, a hub id, or a folder")
+    e.add_argument("--out", type=Path, help="model folder to write (default: the user models folder)")
+    e.add_argument("--name", help="display name (default: the folder name)")
+    e.add_argument("--force", action="store_true", help="replace an existing folder")
+
+    m = sub.add_parser("models", help="list the model folders gpt2viz can find")
+    m.add_argument("--json", action="store_true")
+    return p
+
+
+def _open_model(spec: str | None):
+    from gpt2viz.core.locations import DEFAULT_MODEL, resolve_model, user_models_dir
+    from gpt2viz.core.runtime import Model
+
+    model = Model(resolve_model(spec))
+    if spec in (None, DEFAULT_MODEL):
+        print(f"note: using the bundled demo model '{DEFAULT_MODEL}'; for real GPT-2 run "
+              f"`gpt2viz export gpt2` (models are looked up in {user_models_dir()} and $GPT2VIZ_MODELS)",
+              file=sys.stderr)
+    return model
+
+
+def cmd_tokenize(a) -> int:
+    model = _open_model(a.model)
+    infos = model.tokenizer.tokenize(a.text)
+    if a.json:
+        print(json.dumps([{"id": t.id, "text": t.text, "display": t.display, "bytes": t.bytes.hex(),
+                           "byte_span": list(t.byte_span), "partial": t.partial} for t in infos],
+                         ensure_ascii=False))
+        return 0
+    print(f"{len(infos)} tokens ({len(a.text.encode('utf-8'))} bytes)")
+    for i, t in enumerate(infos):
+        print(f"{i:4d}  {t.id:6d}  {t.display:<20}  {t.bytes.hex(' ')}")
+    return 0
+
+
+def cmd_run(a) -> int:
+    from gpt2viz.core.sampling import SamplingSettings
+    from gpt2viz.core.stepper import Generator
+
+    if a.steps < 0:
+        raise CliError(f"--steps must be ≥ 0, got {a.steps}")
+    settings = SamplingSettings(a.temperature, a.top_k, a.top_p, a.seed)
+    model = _open_model(a.model)
+    tok = model.tokenizer
+    gen = Generator(model, hooks=[])  # headless: logits only
+    gen.start(tok.encode(a.prompt))
+    if not a.json:
+        print(f"prompt: {len(gen.tokens)} tokens · model {model.name} · temperature {settings.temperature} · "
+              f"top-k {settings.top_k or 'off'} · top-p {settings.top_p} · seed {settings.seed}")
+    for i in range(a.steps):
+        if not gen.can_step():
+            print(f"stopped: the context is full ({model.config.n_positions} tokens)", file=sys.stderr)
+            break
+        dist, _ = gen.preview(settings)
+        frame = gen.step(settings)
+        chosen = frame.tokens[-1]
+        top = [{"id": int(t), "token": tok.token_text(int(t)), "prob": float(dist.raw[t]),
+                "sampled_prob": float(dist.final[t])} for t in dist.top(10, "raw")]
+        if a.json:
+            print(json.dumps({"step": i + 1, "position": len(frame.tokens) - 1, "token_id": chosen,
+                              "token": tok.token_text(chosen), "prob": float(dist.raw[chosen]),
+                              "sampled_prob": float(dist.final[chosen]), "top": top,
+                              "elapsed_ms": round(frame.elapsed_ms, 2)}, ensure_ascii=False), flush=True)
+        else:
+            print(f"step {i + 1}: {tok.token_display(chosen)!s}  (p={dist.raw[chosen]:.1%})")
+            for r, c in enumerate(top, 1):
+                print(f"   {r:2d}. {tok.token_display(c['id']):<16} {c['prob']:7.2%}   after settings {c['sampled_prob']:7.2%}")
+    if not a.json:
+        print("text: " + tok.decode(list(gen.tokens)))
+    return 0
+
+
+def cmd_export(a) -> int:
+    from gpt2viz.core.locations import user_models_dir
+
+    try:
+        from gpt2viz.core.export.exporter import ExportError, export_model
+        import optimum.exporters.onnx  # noqa: F401
+    except ImportError as e:
+        raise CliError(f"export needs the export extra ({e.name} is missing): pip install 'gpt2viz[export]'") from None
+    out = a.out or user_models_dir() / Path(a.source.rstrip("/")).name
+    try:
+        export_model(a.source, out, name=a.name, force=a.force, progress=lambda m: print(m, file=sys.stderr))
+    except ExportError as e:
+        raise CliError(str(e)) from None
+    print(out)
+    return 0
+
+
+def cmd_models(a) -> int:
+    from gpt2viz.core.locations import find_models, search_dirs
+    from gpt2viz.core.runtime import describe_folder
+
+    rows = [d for d in (describe_folder(p) for p in find_models()) if d]
+    if a.json:
+        print(json.dumps(rows, ensure_ascii=False))
+        return 0
+    for r in rows:
+        c = r["config"]
+        print(f"{r['name']:<16} {r['n_params'] or 0:>13,} params  {c['n_layer']} layers × {c['n_head']} heads × "
+              f"{c['n_embd']}  ctx {c['n_positions']}  {r['folder']}")
+    if not rows:
+        print("no models found")
+    print("searched: " + ", ".join(str(d) for d in search_dirs()), file=sys.stderr)
+    return 0
+
+
+def cmd_app(a) -> int:
+    try:
+        from gpt2viz.widgets.main_window import run_app
+    except ImportError:
+        print("gpt2viz: the desktop app is not built yet; use `gpt2viz run --prompt ...` meanwhile",
+              file=sys.stderr)
+        return 0
+    return run_app(a.model)
+
+
+COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `gpt2viz` script; returns the exit status."""
+    from gpt2viz.core.manifest import ModelFolderError
+    from gpt2viz.core.runtime import ContextLimitError
+
+    a = build_parser().parse_args(argv)
+    try:
+        return COMMANDS.get(a.command, cmd_app)(a)
+    except BrokenPipeError:  # `gpt2viz run ... | head`: the reader left; that is not an error
+        sys.stdout = open("/dev/null", "w")  # noqa: SIM115 - silence the flush at interpreter exit
+        return 0
+    except (CliError, ModelFolderError, ContextLimitError, ValueError, OSError) as e:
+        print(f"gpt2viz: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130

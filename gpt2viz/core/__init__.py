@@ -1,0 +1,1 @@
+"""The engine: numpy, onnx, onnxruntime and tokenizers only. Never import Qt here."""

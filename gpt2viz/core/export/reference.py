@@ -1,0 +1,116 @@
+"""Every hook computed by transformers' PyTorch GPT-2: the oracle the ONNX graph is checked against.
+
+Values are read from the Hugging Face modules with forward hooks wherever a module produces them;
+only `attn_scores` (which no module outputs) is recomputed from the module's own q and k.
+Needs the [export] extra (torch, transformers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from gpt2viz.core.hooks import block_hook
+
+
+def _heads(x: torch.Tensor, n_head: int) -> torch.Tensor:
+    """[B, P, E] -> [B, P, H, D]."""
+    b, p, e = x.shape
+    return x.reshape(b, p, n_head, e // n_head)
+
+
+@torch.no_grad()
+def reference_hooks(model, input_ids: np.ndarray, past: list[tuple[np.ndarray, np.ndarray]] | None = None):
+    """Run a transformers GPT2LMHeadModel (eager attention) and collect every hook as numpy.
+
+    Parameters
+    ----------
+    model : transformers.GPT2LMHeadModel
+        In eval mode, loaded with ``attn_implementation="eager"``.
+    input_ids : np.ndarray
+        [B, P] token ids.
+    past : list of (key, value), optional
+        Per layer, [B, H, past, D] arrays from an earlier call's cache.
+
+    Returns
+    -------
+    hooks : dict[str, np.ndarray]
+        Hook name -> array with the batch dimension kept.
+    present : list of (key, value)
+        The cache after this call.
+    """
+    from transformers import DynamicCache
+
+    cfg = model.config
+    n_head = cfg.n_head
+    ids = torch.as_tensor(input_ids, dtype=torch.long)
+    past_len = 0 if past is None else past[0][0].shape[2]
+    cache = DynamicCache()
+    if past is not None:
+        for layer, (k, v) in enumerate(past):
+            cache.update(torch.as_tensor(k), torch.as_tensor(v), layer)
+    positions = torch.arange(past_len, past_len + ids.shape[1]).unsqueeze(0).expand(ids.shape[0], -1)
+    mask = torch.ones(ids.shape[0], past_len + ids.shape[1], dtype=torch.long)
+
+    got: dict[str, torch.Tensor] = {}
+    handles = []
+
+    def save_out(name, fn=lambda o: o):
+        def hook(_m, _i, o):
+            got[name] = fn(o).detach().clone()
+        return hook
+
+    def save_in(name, fn=lambda x: x):
+        def hook(_m, args):
+            got[name] = fn(args[0]).detach().clone()
+        return hook
+
+    tr = model.transformer
+    handles.append(tr.wte.register_forward_hook(save_out("hook_embed")))
+    handles.append(tr.wpe.register_forward_hook(save_out("hook_pos_embed")))
+    for layer, block in enumerate(tr.h):
+        name = lambda h, L=layer: block_hook(L, h)  # noqa: E731
+        handles.append(block.register_forward_pre_hook(save_in(name("hook_resid_pre"))))
+        handles.append(block.ln_1.register_forward_hook(save_out(name("ln1.hook_normalized"))))
+        handles.append(block.attn.c_attn.register_forward_hook(save_out(name("_qkv"))))
+        handles.append(block.attn.c_proj.register_forward_pre_hook(
+            save_in(name("attn.hook_z"), lambda x: _heads(x, n_head))))
+        handles.append(block.attn.register_forward_hook(save_out(name("hook_attn_out"), lambda o: o[0])))
+        handles.append(block.ln_2.register_forward_pre_hook(save_in(name("hook_resid_mid"))))
+        handles.append(block.ln_2.register_forward_hook(save_out(name("ln2.hook_normalized"))))
+        handles.append(block.mlp.c_fc.register_forward_hook(save_out(name("mlp.hook_pre"))))
+        handles.append(block.mlp.act.register_forward_hook(save_out(name("mlp.hook_post"))))
+        handles.append(block.mlp.register_forward_hook(save_out(name("hook_mlp_out"))))
+        handles.append(block.register_forward_hook(
+            save_out(name("hook_resid_post"), lambda o: o[0] if isinstance(o, tuple) else o)))
+    handles.append(tr.ln_f.register_forward_hook(save_out("ln_final.hook_normalized")))
+    try:
+        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
+                    use_cache=True, output_attentions=True)
+    finally:
+        for h in handles:
+            h.remove()
+
+    hooks: dict[str, np.ndarray] = {}
+    present = []
+    for layer in range(cfg.n_layer):
+        qkv = got.pop(block_hook(layer, "_qkv"))
+        q, k, v = qkv.split(cfg.n_embd, dim=2)
+        q, k, v = (_heads(t, n_head) for t in (q, k, v))
+        got[block_hook(layer, "attn.hook_q")] = q
+        got[block_hook(layer, "attn.hook_k")] = k
+        got[block_hook(layer, "attn.hook_v")] = v
+        layer_cache = out.past_key_values.layers[layer] if hasattr(out.past_key_values, "layers") \
+            else None
+        keys = layer_cache.keys if layer_cache is not None else out.past_key_values[layer][0]
+        values = layer_cache.values if layer_cache is not None else out.past_key_values[layer][1]
+        present.append((keys.numpy().copy(), values.numpy().copy()))
+        scale = 1.0 / float(q.shape[-1]) ** 0.5 if cfg.scale_attn_weights else 1.0
+        if cfg.scale_attn_by_inverse_layer_idx:
+            scale /= float(layer + 1)
+        got[block_hook(layer, "attn.hook_attn_scores")] = torch.einsum("bphd,bhkd->bhpk", q, keys) * scale
+        got[block_hook(layer, "attn.hook_pattern")] = out.attentions[layer]
+    got["logits"] = out.logits
+    for name, t in got.items():
+        hooks[name] = t.float().numpy()
+    return hooks, present

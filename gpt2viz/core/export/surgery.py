@@ -1,0 +1,210 @@
+"""Expose every hook of the registry as a named output of optimum's GPT-2 ONNX graph.
+
+Tensors are found from the graph's structure, never from auto-numbered names (`Add_1` differs
+between exports): the module path in the node name (`/transformer/h.3/attn/...`), the op type, and
+which node consumes which tensor. Each hook becomes an `Identity` node whose output carries the
+TransformerLens name, so nothing inside the graph changes and the numbers are the graph's own.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import onnx
+from onnx import TensorProto, helper
+
+from gpt2viz.core.hooks import BLOCK_HOOKS, EMBED_HOOKS, FINAL_HOOKS, block_hook
+
+DIM_NAMES = {"B": "batch_size", "P": "sequence_length", "K": "past_sequence_length + sequence_length"}
+
+
+class GraphStructureError(RuntimeError):
+    """The graph does not have the structure of an eager-attention GPT-2 export."""
+
+
+class _Graph:
+    """Producer/consumer index over an ONNX graph, with lookups by module path."""
+
+    def __init__(self, graph: onnx.GraphProto):
+        self.graph = graph
+        self.producer: dict[str, onnx.NodeProto] = {}
+        self.consumers: dict[str, list[onnx.NodeProto]] = defaultdict(list)
+        for node in graph.node:
+            for t in node.output:
+                self.producer[t] = node
+            for t in node.input:
+                self.consumers[t].append(node)
+
+    @staticmethod
+    def scope(node: onnx.NodeProto) -> str:
+        return node.name.rsplit("/", 1)[0]
+
+    def in_scope(self, scope: str, op: str, *, nested: bool = False) -> list[onnx.NodeProto]:
+        """Nodes of type ``op`` directly in ``scope`` (or anywhere below it when ``nested``)."""
+        out = []
+        for node in self.graph.node:
+            if node.op_type != op:
+                continue
+            s = self.scope(node)
+            if s == scope or (nested and s.startswith(scope + "/")):
+                out.append(node)
+        return out
+
+    def one(self, scope: str, op: str) -> onnx.NodeProto:
+        found = self.in_scope(scope, op)
+        if len(found) != 1:
+            raise GraphStructureError(f"expected one {op} in {scope}, found {len(found)}")
+        return found[0]
+
+    def consumer_in(self, tensor: str, scope: str, op: str) -> onnx.NodeProto:
+        found = [n for n in self.consumers[tensor] if n.op_type == op and self.scope(n) == scope]
+        if len(found) != 1:
+            raise GraphStructureError(f"expected one {op} in {scope} consuming {tensor}, found {len(found)}")
+        return found[0]
+
+    def crossing(self, from_scope: str, to_scope: str) -> str:
+        """The one tensor produced inside ``from_scope`` and consumed inside ``to_scope``."""
+        found = set()
+        for node in self.graph.node:
+            s = self.scope(node)
+            if s == to_scope or s.startswith(to_scope + "/"):
+                for t in node.input:
+                    p = self.producer.get(t)
+                    if p is not None and (self.scope(p) == from_scope or self.scope(p).startswith(from_scope + "/")):
+                        found.add(t)
+        if len(found) != 1:
+            raise GraphStructureError(f"expected one tensor from {from_scope} into {to_scope}, found {sorted(found)}")
+        return found.pop()
+
+
+# Ops that only scale or re-type the scores between q·k and the mask (Div by √D, Cast to fp32).
+_SCALING_OPS = ("Div", "Mul", "Cast")
+
+
+def _unmasked_scores(g: _Graph, s: str, softmax: onnx.NodeProto) -> str:
+    """The scaled q·k scores before any mask: walk back from the softmax to the q·k MatMul, then
+    forward again through the scaling ops only. Eager exports scale after the MatMul (Div by √D)
+    then mask (Where, Add); others fold the scale into q and k and only add the mask."""
+    frontier, seen, qk = [softmax.input[0]], set(), None
+    while frontier:
+        t = frontier.pop()
+        node = g.producer.get(t)
+        if node is None or t in seen or not g.scope(node).startswith(f"{s}/attn"):
+            continue
+        seen.add(t)
+        if node.op_type == "MatMul":
+            qk = node
+            break
+        frontier.extend(node.input)
+    if qk is None:
+        raise GraphStructureError(f"no q·k MatMul feeds the softmax in {s}/attn")
+    t = qk.output[0]
+    while True:
+        nxt = [n for n in g.consumers[t] if n.op_type in _SCALING_OPS and n.input[0] == t]
+        if len(nxt) != 1:
+            return t
+        t = nxt[0].output[0]
+
+
+def _block_tensors(g: _Graph, layer: int) -> dict[str, str]:
+    """Map each per-block hook of block ``layer`` to the graph tensor that holds it."""
+    s = f"/transformer/h.{layer}"
+    out: dict[str, str] = {}
+    ln1 = g.one(f"{s}/ln_1", "LayerNormalization")
+    out["hook_resid_pre"], out["ln1.hook_normalized"] = ln1.input[0], ln1.output[0]
+
+    split = g.one(f"{s}/attn", "Split")
+    if len(split.output) != 3:
+        raise GraphStructureError(f"{split.name} should split c_attn into q, k, v")
+    for name, t in zip(("attn.hook_q", "attn.hook_k", "attn.hook_v"), split.output):
+        out[name] = g.consumer_in(t, f"{s}/attn", "Reshape").output[0]  # [B, P, H, D]
+
+    softmax = g.one(f"{s}/attn", "Softmax")
+    out["attn.hook_pattern"] = softmax.output[0]
+    out["attn.hook_attn_scores"] = _unmasked_scores(g, s, softmax)
+
+    # z: the MatMul that applies the pattern to V (reached through NaN guards such as Where/Cast),
+    # then its transpose back to [B, P, H, D].
+    frontier, seen, z_mm = [softmax.output[0]], set(), None
+    while frontier and z_mm is None:
+        t = frontier.pop()
+        for n in g.consumers[t]:
+            if n.op_type == "MatMul":
+                z_mm = n
+                break
+            if n.op_type in ("Where", "Cast", "Identity", "Dropout") and n.output[0] not in seen:
+                seen.add(n.output[0])
+                frontier.append(n.output[0])
+    if z_mm is None:
+        raise GraphStructureError(f"no MatMul applies the attention pattern in {s}/attn")
+    out["attn.hook_z"] = g.consumer_in(z_mm.output[0], f"{s}/attn", "Transpose").output[0]
+
+    adds = g.in_scope(s, "Add")
+    first = [a for a in adds if out["hook_resid_pre"] in a.input]
+    if len(first) != 1:
+        raise GraphStructureError(f"expected one residual Add after attention in {s}")
+    out["hook_resid_mid"] = first[0].output[0]
+    out["hook_attn_out"] = next(t for t in first[0].input if t != out["hook_resid_pre"])
+    second = [a for a in adds if out["hook_resid_mid"] in a.input]
+    if len(second) != 1:
+        raise GraphStructureError(f"expected one residual Add after the MLP in {s}")
+    out["hook_resid_post"] = second[0].output[0]
+    out["hook_mlp_out"] = next(t for t in second[0].input if t != out["hook_resid_mid"])
+
+    ln2 = g.one(f"{s}/ln_2", "LayerNormalization")
+    if ln2.input[0] != out["hook_resid_mid"]:
+        raise GraphStructureError(f"{ln2.name} does not read the residual after attention")
+    out["ln2.hook_normalized"] = ln2.output[0]
+    out["mlp.hook_pre"] = g.crossing(f"{s}/mlp/c_fc", f"{s}/mlp/act")
+    out["mlp.hook_post"] = g.crossing(f"{s}/mlp/act", f"{s}/mlp/c_proj")
+    return out
+
+
+def locate_hooks(model: onnx.ModelProto, n_layer: int) -> dict[str, str]:
+    """Map every hook name of the registry to the tensor of ``model`` that holds it."""
+    g = _Graph(model.graph)
+    found = {
+        "hook_embed": g.one("/transformer/wte", "Gather").output[0],
+        "hook_pos_embed": g.one("/transformer/wpe", "Gather").output[0],
+    }
+    for layer in range(n_layer):
+        found.update({block_hook(layer, k): v for k, v in _block_tensors(g, layer).items()})
+    ln_f = g.one("/transformer/ln_f", "LayerNormalization")
+    if ln_f.input[0] != found[block_hook(n_layer - 1, "hook_resid_post")]:
+        raise GraphStructureError("ln_f does not read the last block's residual")
+    found["ln_final.hook_normalized"] = ln_f.output[0]
+    if "logits" not in {o.name for o in model.graph.output}:
+        raise GraphStructureError("the graph has no `logits` output")
+    found["logits"] = "logits"
+    return found
+
+
+def expose_hooks(model: onnx.ModelProto, n_layer: int, dims: dict[str, int]) -> dict[str, str]:
+    """Add every hook as a graph output named after the registry, in place.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto
+        optimum's `text-generation-with-past` export of a GPT-2 with eager attention.
+    n_layer : int
+        Number of blocks.
+    dims : dict
+        Sizes for the shape letters H, D, E, M, V.
+
+    Returns
+    -------
+    dict
+        Hook name -> the graph tensor it was taken from (kept in the manifest for provenance).
+    """
+    found = locate_hooks(model, n_layer)
+    shapes = dict(EMBED_HOOKS)
+    for layer in range(n_layer):
+        shapes.update({block_hook(layer, h): sh for h, sh in BLOCK_HOOKS})
+    shapes.update(FINAL_HOOKS)
+    for name, tensor in found.items():
+        if name == "logits":
+            continue
+        model.graph.node.append(helper.make_node("Identity", [tensor], [name], name=f"/gpt2viz/{name}"))
+        dims_ = [DIM_NAMES.get(ch, dims.get(ch)) for ch in shapes[name].split()]
+        model.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, dims_))
+    return found

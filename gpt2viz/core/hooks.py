@@ -1,0 +1,110 @@
+"""The one registry of hook names: every intermediate tensor gpt2viz exposes, with its shape.
+
+Names follow TransformerLens. Shapes are batch first, with letters:
+B batch, P positions in this call, K = past + P key positions, H heads, D d_head,
+E d_model, M d_mlp, V vocabulary. A trace drops B.
+
+`blocks.{L}.hook_resid_post` of the last block is the residual *before* the final LayerNorm
+(Hugging Face's last `hidden_states` entry is *after* it).
+`attn.hook_attn_scores` holds the scaled dot products q·k/√D *before* the causal mask, so future
+positions show their raw score; `attn.hook_pattern` (after softmax) is exactly 0 there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Per-block hooks in the order the computation produces them, with their shapes.
+BLOCK_HOOKS: tuple[tuple[str, str], ...] = (
+    ("hook_resid_pre", "B P E"),
+    ("ln1.hook_normalized", "B P E"),
+    ("attn.hook_q", "B P H D"),
+    ("attn.hook_k", "B P H D"),
+    ("attn.hook_v", "B P H D"),
+    ("attn.hook_attn_scores", "B H P K"),
+    ("attn.hook_pattern", "B H P K"),
+    ("attn.hook_z", "B P H D"),
+    ("hook_attn_out", "B P E"),
+    ("hook_resid_mid", "B P E"),
+    ("ln2.hook_normalized", "B P E"),
+    ("mlp.hook_pre", "B P M"),
+    ("mlp.hook_post", "B P M"),
+    ("hook_mlp_out", "B P E"),
+    ("hook_resid_post", "B P E"),
+)
+
+EMBED_HOOKS: tuple[tuple[str, str], ...] = (("hook_embed", "B P E"), ("hook_pos_embed", "B P E"))
+FINAL_HOOKS: tuple[tuple[str, str], ...] = (("ln_final.hook_normalized", "B P E"), ("logits", "B P V"))
+
+# Short aliases for `trace["pattern", 3]`, as in TransformerLens' ActivationCache.
+ALIASES: dict[str, str] = {
+    "resid_pre": "hook_resid_pre",
+    "ln1": "ln1.hook_normalized",
+    "q": "attn.hook_q",
+    "k": "attn.hook_k",
+    "v": "attn.hook_v",
+    "attn_scores": "attn.hook_attn_scores",
+    "scores": "attn.hook_attn_scores",
+    "pattern": "attn.hook_pattern",
+    "z": "attn.hook_z",
+    "attn_out": "hook_attn_out",
+    "resid_mid": "hook_resid_mid",
+    "ln2": "ln2.hook_normalized",
+    "pre": "mlp.hook_pre",
+    "post": "mlp.hook_post",
+    "mlp_out": "hook_mlp_out",
+    "resid_post": "hook_resid_post",
+}
+
+
+@dataclass(frozen=True)
+class Dims:
+    """Sizes that give the letters of a shape their values."""
+
+    n_layer: int
+    n_head: int
+    d_model: int
+    d_mlp: int
+    vocab_size: int
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_head
+
+
+def block_hook(layer: int, hook: str) -> str:
+    """Full name of a per-block hook, e.g. ``block_hook(3, "attn.hook_pattern")``."""
+    return f"blocks.{layer}.{hook}"
+
+
+def hook_names(n_layer: int) -> list[str]:
+    """Every hook name for a model with ``n_layer`` blocks, in computation order."""
+    names = [n for n, _ in EMBED_HOOKS]
+    for layer in range(n_layer):
+        names += [block_hook(layer, h) for h, _ in BLOCK_HOOKS]
+    names += [n for n, _ in FINAL_HOOKS]
+    return names
+
+
+def hook_shapes(n_layer: int) -> dict[str, str]:
+    """Every hook name with its shape letters (``"B H P K"``)."""
+    out = dict(EMBED_HOOKS)
+    for layer in range(n_layer):
+        out.update({block_hook(layer, h): s for h, s in BLOCK_HOOKS})
+    out.update(FINAL_HOOKS)
+    return out
+
+
+def resolve(key: str | tuple[str, int]) -> str:
+    """Turn ``"pattern", 3`` or a full name into the full hook name."""
+    if isinstance(key, tuple):
+        short, layer = key
+        return block_hook(int(layer), ALIASES.get(short, short))
+    return key
+
+
+def concrete_shape(letters: str, dims: Dims, positions: int, keys: int, batch: int = 1) -> tuple[int, ...]:
+    """Numbers for a shape's letters, for checking a tensor against the registry."""
+    values = {"B": batch, "P": positions, "K": keys, "H": dims.n_head, "D": dims.d_head,
+              "E": dims.d_model, "M": dims.d_mlp, "V": dims.vocab_size}
+    return tuple(values[ch] for ch in letters.split())

@@ -1,0 +1,154 @@
+"""Open a model folder and run GPT-2 with onnxruntime: a prefill or a cached step, one Trace each."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from gpt2viz.core.hooks import hook_names
+from gpt2viz.core.manifest import (MODEL_FILE, TOKENIZER_FILE, ModelConfig, ModelFolderError, config_of,
+                                   read_manifest, verify_files)
+from gpt2viz.core.tokenizer import GPT2Tokenizer
+from gpt2viz.core.trace import Trace
+
+
+class ContextLimitError(ValueError):
+    """The text would not fit in the model's context (n_positions)."""
+
+
+@dataclass(frozen=True)
+class KVCache:
+    """Keys and values of every layer for the positions seen so far: [1, H, T, D] each."""
+
+    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
+
+    @property
+    def length(self) -> int:
+        """Number of cached positions."""
+        return int(self.layers[0][0].shape[2]) if self.layers else 0
+
+    def nbytes(self) -> int:
+        """Memory the cache holds."""
+        return sum(k.nbytes + v.nbytes for k, v in self.layers)
+
+    def truncated(self, length: int) -> "KVCache":
+        """The cache as it was after ``length`` positions (keys of earlier positions never change)."""
+        if not 0 <= length <= self.length:
+            raise ValueError(f"cannot truncate a cache of {self.length} positions to {length}")
+        return KVCache(tuple((k[:, :, :length], v[:, :, :length]) for k, v in self.layers))
+
+
+class Model:
+    """An opened gpt2viz model folder: manifest, tokenizer and an onnxruntime session.
+
+    Parameters
+    ----------
+    folder : path
+        A folder written by ``gpt2viz export``.
+    verify : bool
+        Check the weights' sha256 against the manifest (a damaged download fails here, clearly).
+    threads : int, optional
+        onnxruntime intra-op threads; default: onnxruntime's choice (all cores).
+    """
+
+    def __init__(self, folder: str | Path, *, verify: bool = True, threads: int | None = None):
+        self.folder = Path(folder).resolve()
+        self.manifest = read_manifest(self.folder)
+        if verify:
+            verify_files(self.folder, self.manifest)
+        self.config: ModelConfig = config_of(self.manifest)
+        self.name: str = self.manifest.get("name") or self.folder.name
+        self.n_params: int = int(self.manifest.get("n_params", 0))
+        try:
+            self.tokenizer = GPT2Tokenizer.from_file(self.folder / TOKENIZER_FILE)
+        except Exception as e:  # tokenizers raises a bare Exception on malformed json
+            raise ModelFolderError(f"{self.folder / TOKENIZER_FILE} is unreadable: {e}") from None
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        if threads:
+            opts.intra_op_num_threads = threads
+        try:
+            self.session = ort.InferenceSession(str(self.folder / MODEL_FILE), opts,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as e:  # onnxruntime raises its own exception types for bad graphs
+            raise ModelFolderError(f"{self.folder / MODEL_FILE} cannot be loaded: {e}") from None
+        outputs = {o.name for o in self.session.get_outputs()}
+        missing = [h for h in hook_names(self.config.n_layer) if h not in outputs]
+        if missing:
+            raise ModelFolderError(f"{self.folder / MODEL_FILE} lacks hook outputs, e.g. {missing[:3]}: "
+                                   "export it again with `gpt2viz export`")
+        self.hook_names = hook_names(self.config.n_layer)
+        self._inputs = {i.name for i in self.session.get_inputs()}
+
+    def __repr__(self) -> str:
+        return f"Model({self.name!r}, {self.n_params:,} params, {self.folder})"
+
+    def empty_cache(self) -> KVCache:
+        """A cache with no positions, for a prefill."""
+        c = self.config
+        z = np.zeros((1, c.n_head, 0, c.d_head), dtype=np.float32)
+        return KVCache(tuple((z, z) for _ in range(c.n_layer)))
+
+    def run(self, input_ids: Sequence[int], past: KVCache | None = None, *, hooks: Sequence[str] | None = None,
+            keep_all_logits: bool = False) -> tuple[Trace, KVCache]:
+        """Run the positions ``input_ids`` after the cached ``past``; return their trace and the new cache.
+
+        Parameters
+        ----------
+        input_ids : sequence of int
+            Token ids for this call (the whole prompt for a prefill, one token for a step).
+        past : KVCache, optional
+            The cache of the positions before them; None for a prefill.
+        hooks : sequence of str, optional
+            Which hooks to return; default all. ``logits`` is always computed.
+        keep_all_logits : bool
+            Keep logits of every position; by default only the last position's (``trace.last_logits``).
+        """
+        ids = [int(t) for t in input_ids]
+        if not ids:
+            raise ValueError("nothing to run: the prompt has no tokens")
+        bad = [t for t in ids if not 0 <= t < self.config.vocab_size]
+        if bad:
+            raise ValueError(f"token id {bad[0]} is outside the vocabulary (size {self.config.vocab_size})")
+        past = past if past is not None else self.empty_cache()
+        total = past.length + len(ids)
+        if total > self.config.n_positions:
+            raise ContextLimitError(f"{total} tokens do not fit in {self.name}'s context of "
+                                    f"{self.config.n_positions} positions")
+        feed = {"input_ids": np.asarray([ids], dtype=np.int64)}
+        if "attention_mask" in self._inputs:
+            feed["attention_mask"] = np.ones((1, total), dtype=np.int64)
+        if "position_ids" in self._inputs:
+            feed["position_ids"] = np.arange(past.length, total, dtype=np.int64)[None, :]
+        for layer, (k, v) in enumerate(past.layers):
+            feed[f"past_key_values.{layer}.key"] = k
+            feed[f"past_key_values.{layer}.value"] = v
+        wanted = list(self.hook_names if hooks is None else dict.fromkeys([*hooks, "logits"]))
+        present_names = [f"present.{L}.{kv}" for L in range(self.config.n_layer) for kv in ("key", "value")]
+        values = self.session.run(wanted + present_names, feed)
+        outputs = dict(zip(wanted, values[: len(wanted)]))
+        pres = values[len(wanted):]
+        cache = KVCache(tuple((pres[2 * L], pres[2 * L + 1]) for L in range(self.config.n_layer)))
+        trace = Trace.from_outputs(ids, past.length, outputs, keep_all_logits)
+        return trace, cache
+
+    def summary(self) -> dict:
+        """Name, size and source, for `gpt2viz models` and the status bar."""
+        return {"name": self.name, "folder": str(self.folder), "n_params": self.n_params,
+                "source": self.manifest.get("source"), "config": self.manifest.get("config")}
+
+
+def describe_folder(folder: Path) -> dict | None:
+    """Manifest facts of a model folder without loading it, or None when it is not one."""
+    try:
+        m = read_manifest(folder)
+    except ModelFolderError:
+        return None
+    return {"name": m.get("name") or folder.name, "folder": str(folder), "n_params": m.get("n_params"),
+            "source": m.get("source"), "config": m.get("config"),
+            "size_bytes": sum(f.stat().st_size for f in folder.iterdir() if f.is_file())}
+

@@ -1,0 +1,70 @@
+"""Shared fixtures: tiny random-init GPT-2 checkpoints made by the tests and their exports.
+
+Every tiny model uses GPT-2's real 50,257-token vocabulary and tokenizer (committed with the
+default model), so tokenization and sampling run on real ids.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+REPO = Path(__file__).resolve().parents[1]
+TOKENIZER_JSON = REPO / "models" / "atlas" / "tokenizer.json"
+
+# Configs differ in depth, heads, width, MLP width, context and attention scaling.
+TINY_CONFIGS = {
+    "l2h2e16": dict(n_layer=2, n_head=2, n_embd=16, n_positions=32),
+    "l3h4e32": dict(n_layer=3, n_head=4, n_embd=32, n_positions=48, n_inner=48),
+    "l1h1e8": dict(n_layer=1, n_head=1, n_embd=8, n_positions=16, scale_attn_by_inverse_layer_idx=True),
+}
+
+
+def make_checkpoint(folder: Path, seed: int = 0, **config) -> Path:
+    """Save a random-init GPT2LMHeadModel (safetensors) plus GPT-2's tokenizer.json into ``folder``."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    # A wide init makes attention patterns and MLP activations far from uniform, so a wrong
+    # hook cannot hide behind near-constant values.
+    cfg = GPT2Config(vocab_size=50257, initializer_range=0.2, **config)
+    model = GPT2LMHeadModel(cfg).eval()
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder, safe_serialization=True)
+    (folder / "tokenizer.json").write_bytes(TOKENIZER_JSON.read_bytes())
+    return folder
+
+
+@pytest.fixture(scope="session")
+def checkpoints(tmp_path_factory) -> dict[str, Path]:
+    """One tiny checkpoint folder per config."""
+    root = tmp_path_factory.mktemp("ckpt")
+    return {name: make_checkpoint(root / name, seed=i, **cfg) for i, (name, cfg) in enumerate(TINY_CONFIGS.items())}
+
+
+@pytest.fixture(scope="session")
+def exported(checkpoints, tmp_path_factory) -> dict[str, Path]:
+    """Each tiny checkpoint exported by gpt2viz into a model folder."""
+    from gpt2viz.core.export.exporter import export_model
+
+    root = tmp_path_factory.mktemp("models")
+    return {name: export_model(str(ck), root / name, progress=lambda m: None) for name, ck in checkpoints.items()}
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(exported) -> Path:
+    """The smallest two-layer export, for tests that need any model."""
+    return exported["l2h2e16"]
+
+
+@pytest.fixture(scope="session")
+def torch_models(checkpoints):
+    """transformers' PyTorch models of the checkpoints, eager attention, eval mode."""
+    from gpt2viz.core.export.exporter import load_checkpoint
+
+    return {name: load_checkpoint(ck) for name, ck in checkpoints.items()}
