@@ -1,0 +1,98 @@
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from gpt2viz.app.cli import main
+
+
+def run_cli(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_json_is_deterministic_and_greedy_matches_transformers(capsys, exported, torch_models):
+    args = ["run", "--prompt", "The capital of France is", "--model", str(exported["l3h4e32"]),
+            "--steps", "6", "--temperature", "0", "--json"]
+    code, out, _ = run_cli(capsys, *args)
+    assert code == 0
+    steps = [json.loads(line) for line in out.splitlines()]
+    assert [s["step"] for s in steps] == [1, 2, 3, 4, 5, 6]
+    assert len(steps[0]["top"]) == 10 and steps[0]["top"][0]["id"] == steps[0]["token_id"]
+    want = torch_models["l3h4e32"].generate(torch.tensor([[464, 3139, 286, 4881, 318]]), max_new_tokens=6,
+                                            do_sample=False, pad_token_id=0,
+                                            attention_mask=torch.ones(1, 5, dtype=torch.long))
+    assert [s["token_id"] for s in steps] == want[0, 5:].tolist()
+
+
+def test_run_sampled_is_repeatable(capsys, tiny_model_dir):
+    args = ["run", "--prompt", "Hello", "--model", str(tiny_model_dir), "--steps", "5", "--temperature", "1.3",
+            "--top-k", "40", "--top-p", "0.9", "--seed", "7", "--json"]
+    first = run_cli(capsys, *args)[1]
+    ids = lambda out: [json.loads(x)["token_id"] for x in out.splitlines()]  # noqa: E731
+    assert ids(first) == ids(run_cli(capsys, *args)[1])
+
+
+def test_run_text_output(capsys, tiny_model_dir):
+    code, out, _ = run_cli(capsys, "run", "--prompt", "Hi", "--model", str(tiny_model_dir), "--steps", "2")
+    assert code == 0 and "step 1:" in out and out.splitlines()[-1].startswith("text: Hi")
+
+
+def test_tokenize_json(capsys, tiny_model_dir):
+    code, out, _ = run_cli(capsys, "tokenize", " unbelievable你", "--json", "--model", str(tiny_model_dir))
+    toks = json.loads(out)
+    assert code == 0 and toks[0]["id"] == 24479 and toks[0]["display"] == "\u2423unbelievable"
+    assert toks[1]["partial"] and toks[1]["display"] == "你[1-2/3]"
+
+
+@pytest.mark.parametrize("args,parse_error", [
+    (["run", "--prompt", "x", "--temperature", "-1"], False),
+    (["run", "--prompt", "x", "--temperature", "hot"], True),
+    (["run", "--prompt", "x", "--top-p", "0"], False),
+    (["run", "--prompt", "x", "--top-k", "-3"], False),
+    (["run", "--prompt", "x", "--steps", "-1"], False),
+    (["run", "--prompt", "x", "--model", "/no/such/model"], False),
+    (["run"], True),
+    (["frobnicate"], True),
+    (["export", "/no/such/checkpoint", "--out", "/tmp/never-written"], False),
+])
+def test_bad_input_exits_2_with_one_line(capsys, tiny_model_dir, args, parse_error):
+    if args[0] == "run" and "--model" not in args:
+        args = [*args, "--model", str(tiny_model_dir)]
+    if parse_error:  # argparse exits itself; ours prints one line and status 2 too
+        with pytest.raises(SystemExit) as e:
+            main(args)
+        code, err = e.value.code, capsys.readouterr().err
+    else:
+        code, _, err = run_cli(capsys, *args)
+    assert code == 2
+    assert err.strip().startswith("gpt2viz: error:") and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_over_long_prompt_is_a_clear_error(capsys, tiny_model_dir):
+    code, _, err = run_cli(capsys, "run", "--prompt", "word " * 100, "--model", str(tiny_model_dir))
+    assert code == 2 and "reads at most 32" in err
+
+
+def test_models_lists_exported_folders(capsys, exported, monkeypatch):
+    monkeypatch.setenv("GPT2VIZ_MODELS", str(exported["l2h2e16"].parent))
+    code, out, _ = run_cli(capsys, "models", "--json")
+    names = [r["name"] for r in json.loads(out)]
+    assert code == 0 and {"l2h2e16", "l3h4e32", "l1h1e8"} <= set(names)
+    code, out, _ = run_cli(capsys, "run", "--prompt", "Hi", "--model", "l1h1e8", "--steps", "1")
+    assert code == 0
+
+
+def test_module_and_script_entry_points(tiny_model_dir):
+    for cmd in ([sys.executable, "-m", "gpt2viz"], [sys.executable, "-c", "from gpt2viz.app.cli import main; raise SystemExit(main())"]):
+        p = subprocess.run([*cmd, "tokenize", "Hello world", "--json", "--model", str(tiny_model_dir)],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert [t["id"] for t in json.loads(p.stdout)] == [15496, 995]
+    p = subprocess.run([sys.executable, "-m", "gpt2viz", "run", "--prompt", "x", "--top-p", "7",
+                        "--model", str(tiny_model_dir)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr

@@ -1,0 +1,70 @@
+import numpy as np
+import pytest
+import torch
+
+from gpt2viz.core.runtime import ContextLimitError, Model
+from gpt2viz.core.sampling import SamplingSettings
+from gpt2viz.core.stepper import Generator
+
+PROMPT = [464, 3139, 286, 4881, 318]
+
+
+@pytest.mark.parametrize("name", ["l2h2e16", "l3h4e32"])
+def test_greedy_steps_equal_transformers_generate(name, exported, torch_models):
+    gen = Generator(Model(exported[name]), hooks=[])
+    gen.start(PROMPT)
+    for _ in range(8):
+        gen.step(SamplingSettings(temperature=0))
+    want = torch_models[name].generate(torch.tensor([PROMPT]), max_new_tokens=8, do_sample=False,
+                                       attention_mask=torch.ones(1, 5, dtype=torch.long), pad_token_id=0)
+    assert list(gen.tokens) == want[0].tolist()
+
+
+def test_same_seed_same_tokens_and_seed_matters(tiny_model_dir):
+    model = Model(tiny_model_dir)
+    s = SamplingSettings(temperature=1.5, top_k=50, seed=11)
+
+    def run(settings):
+        g = Generator(model, hooks=[])
+        g.start(PROMPT)
+        for _ in range(6):
+            g.step(settings)
+        return g.generated
+
+    assert run(s) == run(s)
+    assert run(s) != run(SamplingSettings(temperature=1.5, top_k=50, seed=12))
+
+
+def test_back_restores_and_reset_returns_to_prompt(tiny_model_dir):
+    g = Generator(Model(tiny_model_dir))
+    first = g.start(PROMPT)
+    s = SamplingSettings(temperature=1.0, seed=3)
+    a = g.step(s)
+    b = g.step(s)
+    assert g.back() is a and g.tokens == a.tokens
+    # stepping again from the restored state reuses the sliced cache and gives the same frame values
+    b2 = g.step(s)
+    assert b2.tokens == b.tokens
+    np.testing.assert_allclose(b2.logits, b.logits, atol=1e-5)
+    forced = g.step(s, token=6342)
+    assert forced.forced and forced.tokens[-1] == 6342
+    assert g.reset() is first and g.generated == ()
+    assert g.back() is first  # nothing before the prompt
+
+
+def test_context_full_is_a_message_not_a_crash(tiny_model_dir):
+    model = Model(tiny_model_dir)
+    g = Generator(model, hooks=[])
+    g.start(list(range(1, 31)))
+    g.step(SamplingSettings(temperature=0))
+    g.step(SamplingSettings(temperature=0))
+    assert not g.can_step()
+    with pytest.raises(ContextLimitError, match="context is full"):
+        g.step(SamplingSettings(temperature=0))
+    with pytest.raises(ContextLimitError, match="reads at most 32"):
+        Generator(model).start(list(range(40)))
+
+
+def test_empty_prompt_starts_from_end_of_text(tiny_model_dir):
+    g = Generator(Model(tiny_model_dir), hooks=[])
+    assert g.start([]).tokens == (50256,)
