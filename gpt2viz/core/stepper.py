@@ -40,6 +40,30 @@ class Frame:
         return self.trace.last_logits
 
 
+@dataclass(frozen=True)
+class History:
+    """An immutable snapshot of a generation: every frame so far and where the prompt ends."""
+
+    frames: tuple[Frame, ...]
+    prompt_len: int
+
+    @property
+    def current(self) -> Frame:
+        return self.frames[-1]
+
+    @property
+    def tokens(self) -> tuple[int, ...]:
+        return self.current.tokens
+
+    @property
+    def generated(self) -> tuple[int, ...]:
+        return self.current.tokens[self.prompt_len:]
+
+    def hook_at(self, name, position: int) -> np.ndarray:
+        """One position's slice of a hook (see :func:`hook_at`)."""
+        return hook_at(self.frames, name, position)
+
+
 class Generator:
     """Generation history over one model, stepping with the KV cache.
 
@@ -130,6 +154,35 @@ class Generator:
         del self.frames[1:]
         return self.current
 
+    def history(self) -> History:
+        """An immutable snapshot of the frames so far (safe to hand to another thread)."""
+        return History(tuple(self.frames), self.prompt_len)
+
     def kv_cache_bytes(self) -> int:
         """Memory the KV cache of the current context takes."""
         return len(self.tokens) * self.model.config.kv_bytes_per_token()
+
+
+def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.ndarray:
+    """One position's slice of a hook, from whichever frame computed that position.
+
+    The prompt's positions live in the first frame's trace, each generated one in its own frame;
+    this hides that split. Attention hooks ([H, K]) keep only the keys the query can see (0..position). ``name`` is a full hook name or a ``("pattern", layer)`` key.
+    """
+    from gpt2viz.core.hooks import hook_shapes, resolve
+
+    full = resolve(name)
+    for frame in frames:
+        t = frame.trace
+        if t.start <= position < t.start + t.positions:
+            letters = _letters(full, hook_shapes)[1:]  # the trace dropped B
+            row = np.take(t[full], position - t.start, axis=letters.index("P"))
+            if "K" in letters:  # a query at `position` only has keys 0..position; drop the masked future
+                row = np.take(row, np.arange(position + 1), axis=letters.index("K") - 1)
+            return row
+    raise IndexError(f"no frame holds position {position}")
+
+
+def _letters(full: str, hook_shapes) -> list[str]:
+    layer = int(full.split(".")[1]) if full.startswith("blocks.") else 0
+    return hook_shapes(layer + 1)[full].split()

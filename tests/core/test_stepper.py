@@ -68,3 +68,17 @@ def test_context_full_is_a_message_not_a_crash(tiny_model_dir):
 def test_empty_prompt_starts_from_end_of_text(tiny_model_dir):
     g = Generator(Model(tiny_model_dir), hooks=[])
     assert g.start([]).tokens == (50256,)
+
+
+def test_hook_at_joins_prefill_and_steps(tiny_model_dir):
+    model = Model(tiny_model_dir)
+    g = Generator(model)
+    g.start(PROMPT)
+    g.step(SamplingSettings(temperature=0))
+    h = g.history()
+    full, _ = model.run(list(h.tokens))
+    for pos in (1, 4, 5):
+        np.testing.assert_allclose(h.hook_at(("pattern", 1), pos), full["pattern", 1][:, pos, : pos + 1], atol=1e-5)
+        np.testing.assert_allclose(h.hook_at(("resid_post", 0), pos), full["resid_post", 0][pos], atol=1e-4)
+    with pytest.raises(IndexError):
+        h.hook_at("hook_embed", 6)

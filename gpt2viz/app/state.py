@@ -1,0 +1,248 @@
+"""Application state: the one object views read from and ask things of. QtCore only.
+
+Data flows one way: a request goes to the worker thread, an immutable History comes back, the state
+stores it and emits; views redraw from the state. Slider moves only re-transform the stored logits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import QObject, QThread, QTimer, Signal
+
+from gpt2viz.app.settings import Settings
+from gpt2viz.app.stages import stage_ids
+from gpt2viz.app.worker import InferenceWorker
+from gpt2viz.core.runtime import Model
+from gpt2viz.core.sampling import Distribution, SamplingSettings
+from gpt2viz.core.stepper import History
+from gpt2viz.core.weights import Weights
+
+
+class AppState(QObject):
+    """Model, generation history, selection and sampling settings, with change signals.
+
+    Parameters
+    ----------
+    settings : Settings
+        Persistent settings (the last sampling settings are restored from it).
+    """
+
+    sigModel = Signal()  # a model finished loading
+    sigHistory = Signal()  # the frames changed (run, step, back, reset)
+    sigSelection = Signal()  # position, stage, layer or head changed
+    sigSampling = Signal()  # temperature / top-k / top-p / seed changed
+    sigBusy = Signal(bool)
+    sigError = Signal(str)
+    sigPlaying = Signal(bool)
+
+    # queued calls into the worker thread
+    _toLoad = Signal(int, str)
+    _toStart = Signal(int, str)
+    _toStep = Signal(int, object, object)
+    _toBack = Signal(int)
+    _toReset = Signal(int)
+
+    def __init__(self, settings: Settings | None = None, parent=None):
+        super().__init__(parent)
+        self.settings = settings or Settings()
+        self.model: Model | None = None
+        self.weights: Weights | None = None
+        self.history: History | None = None
+        self.sampling: SamplingSettings = self.settings.sampling()
+        self.position: int | None = None  # None: follow the newest token
+        self.stage = "choose"
+        self.layer = 0
+        self.head = 0
+        self.last_ms = 0.0
+        self.model_runs = 0  # how many model calls produced results (tests assert sliders add none)
+        self._req = 0
+        self._pending = 0
+        self._accept_from = 0
+        self._dist_key = None
+        self._dist: tuple[Distribution, int] | None = None
+
+        self._thread = QThread()
+        self._thread.setObjectName("gpt2viz-inference")
+        self.worker = InferenceWorker()
+        self.worker.moveToThread(self._thread)
+        self._toLoad.connect(self.worker.load_model)
+        self._toStart.connect(self.worker.start)
+        self._toStep.connect(self.worker.step)
+        self._toBack.connect(self.worker.back)
+        self._toReset.connect(self.worker.reset)
+        self.worker.sigModelLoaded.connect(self._on_model)
+        self.worker.sigHistory.connect(self._on_history)
+        self.worker.sigFailed.connect(self._on_failed)
+        self._thread.start()
+
+        self.play_timer = QTimer(self)
+        self.play_timer.setInterval(400)
+        self.play_timer.timeout.connect(self._on_play_tick)
+
+    # ---- requests -------------------------------------------------------------------------------
+    def _next(self, barrier: bool = False) -> int:
+        self._req += 1
+        if barrier:
+            self._accept_from = self._req
+            self.worker.barrier = self._req
+        self._pending += 1
+        self.sigBusy.emit(True)
+        return self._req
+
+    @property
+    def busy(self) -> bool:
+        return self._pending > 0
+
+    def load_model(self, folder: str) -> None:
+        """Open a model folder (on the worker thread)."""
+        self.pause()
+        self._toLoad.emit(self._next(barrier=True), str(folder))
+
+    def run_prompt(self, text: str) -> None:
+        """Tokenize and prefill ``text``; supersedes anything still queued."""
+        self.pause()
+        self._toStart.emit(self._next(barrier=True), text)
+
+    def step(self, token: int | None = None) -> None:
+        """Append one token: the one the current settings choose, or ``token`` (forced)."""
+        if self.history is None:
+            return
+        self._toStep.emit(self._next(), self.sampling, token)
+
+    def back(self) -> None:
+        self.pause()
+        if self.history is not None:
+            self._toBack.emit(self._next())
+
+    def reset(self) -> None:
+        self.pause()
+        if self.history is not None:
+            self._toReset.emit(self._next())
+
+    def play(self) -> None:
+        if self.history is not None and not self.play_timer.isActive():
+            self.play_timer.start()
+            self.sigPlaying.emit(True)
+
+    def pause(self) -> None:
+        if self.play_timer.isActive():
+            self.play_timer.stop()
+            self.sigPlaying.emit(False)
+
+    def set_pace(self, ms: int) -> None:
+        self.play_timer.setInterval(max(0, int(ms)))
+
+    def _on_play_tick(self) -> None:
+        if self.busy:
+            return  # never queue more than one auto-step
+        if self.model is None or self.history is None or len(self.history.tokens) >= self.model.config.n_positions:
+            self.pause()
+            return
+        self.step()
+
+    # ---- results --------------------------------------------------------------------------------
+    def _done(self) -> None:
+        self._pending = max(0, self._pending - 1)
+        if not self._pending:
+            self.sigBusy.emit(False)
+
+    def _on_model(self, req: int, model: Model) -> None:
+        self._done()
+        if req < self._accept_from:
+            return
+        self.model = model
+        self.weights = Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5))
+        self.history = None
+        self.position, self.layer, self.head = None, 0, 0
+        self.settings.set("model/last", str(model.folder))
+        self.sigModel.emit()
+        self.sigHistory.emit()
+
+    def _on_history(self, req: int, history: History, elapsed_ms: float) -> None:
+        self._done()
+        if req < self._accept_from:
+            return  # a result for a prompt or model that has since been replaced
+        self.history = history
+        if elapsed_ms:
+            self.last_ms = elapsed_ms
+            self.model_runs += 1
+        if self.position is not None and self.position >= len(history.tokens):
+            self.position = None
+        self.sigHistory.emit()
+
+    def _on_failed(self, req: int, message: str) -> None:
+        self._done()
+        self.pause()
+        if req >= self._accept_from:
+            self.sigError.emit(message)
+
+    # ---- selection and sampling ----------------------------------------------------------------
+    @property
+    def selected_position(self) -> int:
+        """The position every view shows: the clicked token, or the newest one."""
+        if self.history is None:
+            return 0
+        n = len(self.history.tokens)
+        return n - 1 if self.position is None else min(self.position, n - 1)
+
+    def select_position(self, position: int | None) -> None:
+        if self.history is not None and position is not None and position >= len(self.history.tokens) - 1:
+            position = None  # the newest token: keep following it as generation goes on
+        if position != self.position:
+            self.position = position
+            self.sigSelection.emit()
+
+    def select_stage(self, stage: str) -> None:
+        if stage.startswith("block."):
+            self.layer = int(stage.split(".")[1])
+        if stage != self.stage:
+            self.stage = stage
+        self.sigSelection.emit()
+
+    def select_head(self, head: int) -> None:
+        self.head = head
+        self.sigSelection.emit()
+
+    def move_stage(self, delta: int) -> None:
+        """Walk the pipeline: the previous or next stage of the current token's journey."""
+        ids = self.stage_ids()
+        i = ids.index(self.stage) if self.stage in ids else 0
+        self.select_stage(ids[max(0, min(len(ids) - 1, i + delta))])
+
+    def stage_ids(self) -> list[str]:
+        return stage_ids(self.model.config.n_layer if self.model else 0)
+
+    def set_sampling(self, **changes) -> None:
+        """Change temperature / top_k / top_p / seed; raises ValueError on invalid values."""
+        new = replace(self.sampling, **changes)
+        if new != self.sampling:
+            self.sampling = new
+            self.settings.set_sampling(new)
+            self.sigSampling.emit()
+
+    def distribution(self) -> tuple[Distribution, int] | None:
+        """Next-token distribution under the current settings and the token a step would take."""
+        if self.history is None or self.model is None:
+            return None
+        from gpt2viz.core.sampling import choose, transform
+
+        frame = self.history.current
+        key = (id(frame), self.sampling)
+        if key != self._dist_key:
+            dist = transform(frame.logits, self.sampling)
+            self._dist = (dist, choose(dist, self.sampling.seed, len(frame.tokens)))
+            self._dist_key = key
+        return self._dist
+
+    def kv_cache_mb(self) -> float:
+        if self.history is None or self.model is None:
+            return 0.0
+        return len(self.history.tokens) * self.model.config.kv_bytes_per_token() / 2**20
+
+    def shutdown(self) -> None:
+        """Stop the worker thread; waits for a model call in progress to end (never kills it)."""
+        self.pause()
+        self.worker.barrier = 1 << 62  # skip whatever is still queued
+        self._thread.quit()
+        self._thread.wait()

@@ -1,0 +1,69 @@
+"""Read the model's own parameters out of its ONNX file, for analyses that need weights
+(the logit lens needs the final LayerNorm and the unembedding).
+
+optimum names initializers after the PyTorch parameters (`transformer.wte.weight`); parameters with
+identical values may be stored once and re-exposed by `Identity` nodes, which are followed here.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+class Weights:
+    """Named parameters of an exported GPT-2, loaded on first use.
+
+    Parameters
+    ----------
+    model_file : path
+        The folder's ``model.onnx`` (external data next to it is read too).
+    eps : float
+        LayerNorm epsilon from the manifest.
+    """
+
+    def __init__(self, model_file: str | Path, eps: float = 1e-5):
+        self.model_file = Path(model_file)
+        self.eps = float(eps)
+
+    @cached_property
+    def _table(self) -> dict[str, np.ndarray]:
+        m = onnx.load(str(self.model_file), load_external_data=True)
+        table = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+        for node in m.graph.node:  # deduplicated parameters: out = Identity(stored)
+            if node.op_type == "Identity" and node.input[0] in table and node.output[0] not in table:
+                table[node.output[0]] = table[node.input[0]]
+        return table
+
+    def get(self, name: str) -> np.ndarray:
+        """A parameter by its PyTorch name, e.g. ``transformer.ln_f.weight``."""
+        try:
+            return self._table[name]
+        except KeyError:
+            raise KeyError(f"parameter {name!r} not found in {self.model_file}") from None
+
+    @property
+    def W_U(self) -> np.ndarray:
+        """Unembedding [V, E] (GPT-2 ties it to the token embedding)."""
+        return self.get("transformer.wte.weight")
+
+    @property
+    def W_pos(self) -> np.ndarray:
+        """Position embedding [n_positions, E]."""
+        return self.get("transformer.wpe.weight")
+
+    def ln_final(self, x: np.ndarray) -> np.ndarray:
+        """The final LayerNorm applied to residual vectors [..., E]."""
+        x = np.asarray(x, dtype=np.float64)
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        g, b = self.get("transformer.ln_f.weight"), self.get("transformer.ln_f.bias")
+        return (x - mu) / np.sqrt(var + self.eps) * g + b
+
+    def unembed(self, x: np.ndarray) -> np.ndarray:
+        """Logits [..., V] of final-LayerNormed vectors [..., E]."""
+        return np.asarray(x, dtype=np.float32) @ self.W_U.T

@@ -1,0 +1,61 @@
+"""Step-through controls: Back, Step, Play/Pause, Reset, and the auto-step pace."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
+
+from gpt2viz.app.state import AppState
+
+
+class StepControls(QWidget):
+    """Buttons that drive generation; the keys are bound by the main window."""
+
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.back_btn = QPushButton("◀ Back")
+        self.step_btn = QPushButton("Step ▶")
+        self.play_btn = QPushButton("Play")
+        self.reset_btn = QPushButton("Reset")
+        self.back_btn.setToolTip("Undo the last step (←): restores the stored state, no recomputation")
+        self.step_btn.setToolTip("Append one token using the KV cache (Space or →)")
+        self.play_btn.setToolTip("Step automatically at the pace on the right")
+        self.reset_btn.setToolTip("Back to the prompt")
+        self.pace = QSlider(Qt.Horizontal)
+        self.pace.setRange(0, 1500)
+        self.pace.setValue(400)
+        self.pace.setFixedWidth(120)
+        self.pace_lbl = QLabel()
+        self.back_btn.clicked.connect(state.back)
+        self.step_btn.clicked.connect(lambda: state.step())
+        self.play_btn.clicked.connect(self._toggle)
+        self.reset_btn.clicked.connect(state.reset)
+        self.pace.valueChanged.connect(self._pace)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        for w in (self.back_btn, self.step_btn, self.play_btn, self.reset_btn):
+            lay.addWidget(w)
+        lay.addSpacing(12)
+        lay.addWidget(QLabel("Pace"))
+        lay.addWidget(self.pace)
+        lay.addWidget(self.pace_lbl)
+        lay.addStretch(1)
+        state.sigPlaying.connect(lambda on: self.play_btn.setText("Pause" if on else "Play"))
+        state.sigHistory.connect(self._enable)
+        self._pace(self.pace.value())
+        self._enable()
+
+    def _toggle(self) -> None:
+        (self.state.pause if self.state.play_timer.isActive() else self.state.play)()
+
+    def _pace(self, ms: int) -> None:
+        self.state.set_pace(ms)
+        self.pace_lbl.setText(f"{ms} ms")
+
+    def _enable(self) -> None:
+        h = self.state.history
+        self.step_btn.setEnabled(h is not None)
+        self.play_btn.setEnabled(h is not None)
+        self.back_btn.setEnabled(h is not None and len(h.frames) > 1)
+        self.reset_btn.setEnabled(h is not None and len(h.frames) > 1)

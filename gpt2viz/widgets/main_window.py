@@ -1,0 +1,244 @@
+"""The main window: prompt, token strip, pipeline, stage detail, next-token chart, step controls."""
+
+from __future__ import annotations
+
+import html
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QProcess, Qt
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
+                               QMessageBox, QProgressDialog, QPushButton, QSplitter, QVBoxLayout, QWidget)
+
+from gpt2viz.app.settings import Settings
+from gpt2viz.app.state import AppState
+from gpt2viz.core.locations import find_models, resolve_model, user_models_dir
+from gpt2viz.core.manifest import ModelFolderError
+from gpt2viz.widgets.controls import StepControls
+from gpt2viz.widgets.pipeline import PipelineView
+from gpt2viz.widgets.prob_chart import ProbabilityChart
+from gpt2viz.widgets.stage_detail import StageDetail
+from gpt2viz.widgets.token_strip import TokenStrip
+
+DEFAULT_PROMPT = "The capital of France is"
+
+
+class MainWindow(QMainWindow):
+    """Everything a person sees; owns no model, only the AppState."""
+
+    def __init__(self, state: AppState):
+        super().__init__()
+        self.state = state
+        self.setWindowTitle("gpt2viz — the life of a token in GPT-2")
+        self.model_box = QComboBox()
+        self.model_box.setMinimumWidth(220)
+        self.model_box.activated.connect(self._on_model_picked)
+        self.prompt = QLineEdit(state.settings.text("prompt/last", DEFAULT_PROMPT))
+        self.prompt.setPlaceholderText("Type a prompt, then Run (Ctrl+Enter)")
+        self.prompt.returnPressed.connect(self.run_prompt)
+        self.run_btn = QPushButton("Run")
+        self.run_btn.setDefault(True)
+        self.run_btn.clicked.connect(self.run_prompt)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Model"))
+        top.addWidget(self.model_box)
+        top.addSpacing(10)
+        top.addWidget(QLabel("Prompt"))
+        top.addWidget(self.prompt, 1)
+        top.addWidget(self.run_btn)
+
+        self.tokens = TokenStrip(state)
+        self.pipeline = PipelineView(state)
+        self.detail = StageDetail(state)
+        self.chart = ProbabilityChart(state)
+        self.controls = StepControls(state)
+        self.splitter = QSplitter(Qt.Horizontal)
+        self.splitter.addWidget(self.detail)
+        self.splitter.addWidget(self.chart)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+
+        central = QWidget()
+        lay = QVBoxLayout(central)
+        lay.addLayout(top)
+        lay.addWidget(_caption("Tokens — click one to follow that position; generated tokens are green"))
+        lay.addWidget(self.tokens)
+        lay.addWidget(_caption("Pipeline — the path the selected token travels; click a stage"))
+        lay.addWidget(self.pipeline)
+        lay.addWidget(self.splitter, 1)
+        lay.addWidget(self.controls)
+        self.setCentralWidget(central)
+        self.status = QLabel()
+        self.statusBar().addPermanentWidget(self.status)
+        self._build_menu()
+        self._bind_keys()
+        self._export: QProcess | None = None
+
+        state.sigModel.connect(self._on_model)
+        state.sigHistory.connect(self._update_status)
+        state.sigBusy.connect(self._on_busy)
+        state.sigError.connect(self.show_error)
+        self._fill_models()
+        self._restore()
+
+    # ---- layout and persistence ----------------------------------------------------------------
+    def _build_menu(self) -> None:
+        m = self.menuBar().addMenu("&Model")
+        a = QAction("&Open model folder…", self)
+        a.triggered.connect(self.open_folder)
+        m.addAction(a)
+        a = QAction("&Get GPT-2…", self)
+        a.triggered.connect(self.get_gpt2)
+        m.addAction(a)
+        m.addSeparator()
+        a = QAction("&Quit", self)
+        a.setShortcut(QKeySequence.Quit)
+        a.triggered.connect(self.close)
+        m.addAction(a)
+
+    def _bind_keys(self) -> None:
+        for keys, fn in ((("Ctrl+Return", "Ctrl+Enter"), self.run_prompt), (("Space", "Right"), self._step_key),
+                         (("Left",), self.state.back)):
+            for k in keys:
+                sc = QShortcut(QKeySequence(k), self)
+                sc.setContext(Qt.WindowShortcut)
+                sc.activated.connect(fn)
+
+    def _step_key(self) -> None:
+        if not self.prompt.hasFocus():  # Space and → still type in the prompt
+            self.state.step()
+
+    def _restore(self) -> None:
+        geo = self.state.settings.bytes("window/geometry")
+        if geo is None or not self.restoreGeometry(geo):
+            self.resize(1500, 940)
+        split = self.state.settings.bytes("window/splitter")
+        if split is not None:
+            self.splitter.restoreState(split)
+
+    def closeEvent(self, e) -> None:
+        s = self.state.settings
+        s.set("window/geometry", self.saveGeometry())
+        s.set("window/splitter", self.splitter.saveState())
+        s.set("prompt/last", self.prompt.text())
+        s.sync()
+        if self._export is not None:
+            self._export.kill()
+        self.state.shutdown()
+        super().closeEvent(e)
+
+    # ---- actions --------------------------------------------------------------------------------
+    def run_prompt(self) -> None:
+        if self.state.model is None:
+            self.show_error("No model is loaded: open a model folder from the Model menu.")
+            return
+        self.state.run_prompt(self.prompt.text())
+
+    def open_folder(self) -> None:
+        d = QFileDialog.getExistingDirectory(self, "Open a gpt2viz model folder", str(user_models_dir()))
+        if d:
+            self.state.load_model(d)
+
+    def _fill_models(self) -> None:
+        self.model_box.clear()
+        for p in find_models():
+            self.model_box.addItem(p.name, str(p))
+
+    def _on_model_picked(self, i: int) -> None:
+        folder = self.model_box.itemData(i)
+        if folder and (self.state.model is None or Path(folder).resolve() != self.state.model.folder):
+            self.state.load_model(folder)
+
+    def _on_model(self) -> None:
+        m = self.state.model
+        i = self.model_box.findData(str(m.folder))
+        if i < 0:
+            self.model_box.addItem(m.name, str(m.folder))
+            i = self.model_box.count() - 1
+        self.model_box.setCurrentIndex(i)
+        self._update_status()
+        self.run_prompt()
+
+    def _on_busy(self, busy: bool) -> None:
+        self.run_btn.setText("Running…" if busy else "Run")
+        self._update_status()
+
+    def _update_status(self) -> None:
+        st = self.state
+        if st.model is None:
+            self.status.setText("no model")
+            return
+        c = st.model.config
+        used = len(st.history.tokens) if st.history else 0
+        self.status.setText(f"{st.model.name} · {st.model.n_params / 1e6:.1f}M params · {c.n_layer} layers × "
+                            f"{c.n_head} heads · context {used}/{c.n_positions} · KV cache {st.kv_cache_mb():.2f} MB · "
+                            f"last step {st.last_ms:.1f} ms" + (" · running…" if st.busy else ""))
+
+    def show_error(self, message: str) -> None:
+        """Tell the user what went wrong without blocking the window; the session goes on."""
+        self.statusBar().showMessage(message, 15000)
+        box = QMessageBox(QMessageBox.Warning, "gpt2viz", message, QMessageBox.Ok, self)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+        self.last_error = message
+
+    def get_gpt2(self) -> None:
+        """Export real GPT-2 in a separate process, with progress and cancel."""
+        out = user_models_dir() / "gpt2"
+        proc = QProcess(self)
+        proc.setProgram(sys.executable)
+        proc.setArguments(["-m", "gpt2viz", "export", "gpt2", "--out", str(out)])
+        dlg = QProgressDialog("Exporting GPT-2 (124M): download, ONNX export, validation…", "Cancel", 0, 0, self)
+        dlg.setWindowTitle("Get GPT-2")
+        dlg.setMinimumWidth(520)
+        log: list[str] = []
+
+        def on_output():
+            text = bytes(proc.readAllStandardError()).decode(errors="replace")
+            log.extend(line for line in text.splitlines() if line.strip())
+            if log:
+                dlg.setLabelText(html.escape(log[-1])[:200])
+
+        def on_done(code, _status):
+            dlg.reset()
+            self._export = None
+            if code == 0:
+                self._fill_models()
+                self.state.load_model(str(out))
+            elif not dlg.wasCanceled():
+                last = log[-1] if log else "the export failed"
+                self.show_error(f"Could not get GPT-2: {last}\n\nWithout network: download 'openai-community/gpt2' "
+                                "(config.json, model.safetensors, tokenizer.json) on another machine, then run "
+                                f"`gpt2viz export <that folder> --out {out}`. The export needs "
+                                "`pip install 'gpt2viz[export]'`.")
+
+        proc.readyReadStandardError.connect(on_output)
+        proc.finished.connect(on_done)
+        dlg.canceled.connect(proc.kill)
+        self._export = proc
+        proc.start()
+        dlg.show()
+
+
+def _caption(text: str) -> QLabel:
+    lbl = QLabel(text)
+    lbl.setStyleSheet("color: palette(mid); font-size: 9pt")
+    return lbl
+
+
+def run_app(model_spec: str | None = None, settings_path: str | None = None) -> int:
+    """Open the main window with ``model_spec`` (a folder or name), else the last or the default model."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("gpt2viz")
+    app.setStyle("Fusion")  # Fusion follows the system's light or dark colour scheme
+    state = AppState(Settings(settings_path))
+    win = MainWindow(state)
+    win.show()
+    try:
+        last = state.settings.text("model/last") if model_spec is None else ""
+        folder = resolve_model(model_spec) if (model_spec or not last or not Path(last).is_dir()) else Path(last)
+        state.load_model(str(folder))
+    except ModelFolderError as e:
+        win.show_error(str(e))
+    return app.exec()

@@ -1,0 +1,75 @@
+"""The token strip: one chip per token; click a chip to select that position for every view."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QToolButton, QWidget
+
+from gpt2viz.app.state import AppState
+
+# Prompt tokens on the palette's button colour; generated tokens tinted so they stand apart.
+CHIP_CSS = """
+QToolButton { border: 1px solid palette(mid); border-radius: 4px; padding: 2px 5px; font-family: monospace; }
+QToolButton[generated="true"] { background: rgba(46, 160, 67, 60); border-color: rgb(46, 160, 67); }
+QToolButton:checked { border: 2px solid palette(highlight); background: palette(highlight); color: palette(highlighted-text); }
+"""
+
+
+class TokenStrip(QScrollArea):
+    """Chips for the tokens of the current history; the selected position is checked."""
+
+    MAX_CHIPS = 400  # a 1024-token text would make the strip unusable; the newest are what matters
+
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.setWidgetResizable(True)
+        self.setFixedHeight(48)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self._inner = QWidget()
+        self._row = QHBoxLayout(self._inner)
+        self._row.setContentsMargins(4, 2, 4, 2)
+        self._row.setSpacing(3)
+        self.setWidget(self._inner)
+        self._inner.setStyleSheet(CHIP_CSS)
+        self.chips: list[QToolButton] = []
+        self._offset = 0
+        state.sigHistory.connect(self._rebuild)
+        state.sigSelection.connect(self._mark)
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        while self._row.count():
+            w = self._row.takeAt(0).widget()
+            if w is not None:
+                w.deleteLater()
+        self.chips = []
+        h = self.state.history
+        if h is None or self.state.model is None:
+            self._row.addWidget(QLabel("Type a prompt and press Run (Ctrl+Enter)."))
+            self._row.addStretch(1)
+            return
+        tok = self.state.model.tokenizer
+        infos = tok.describe(list(h.tokens))
+        self._offset = max(0, len(infos) - self.MAX_CHIPS)
+        if self._offset:
+            self._row.addWidget(QLabel(f"… {self._offset} earlier"))
+        for pos, info in enumerate(infos[self._offset:], start=self._offset):
+            b = QToolButton()
+            b.setText(info.display.replace("&", "&&"))
+            b.setCheckable(True)
+            b.setProperty("generated", pos >= h.prompt_len)
+            kind = "generated" if pos >= h.prompt_len else "prompt"
+            b.setToolTip(f"position {pos} · id {info.id} · bytes {info.bytes.hex(' ')} · {kind}")
+            b.clicked.connect(lambda _=False, p=pos: self.state.select_position(p))
+            self._row.addWidget(b)
+            self.chips.append(b)
+        self._row.addStretch(1)
+        self._mark()
+        self.horizontalScrollBar().setValue(self.horizontalScrollBar().maximum())
+
+    def _mark(self) -> None:
+        sel = self.state.selected_position
+        for i, b in enumerate(self.chips):
+            b.setChecked(i + self._offset == sel)

@@ -1,0 +1,177 @@
+"""The window driven as a person would: type, run, step, move sliders, click bars, go back, close."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from gpt2viz.app.cli import main as cli_main
+from gpt2viz.app.settings import Settings
+from gpt2viz.app.state import AppState
+from gpt2viz.widgets.main_window import MainWindow
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, exported):
+    state = AppState(Settings(str(tmp_path / "settings.ini")))
+    win = MainWindow(state)
+    qtbot.addWidget(win)
+    win.show()
+    state.load_model(str(exported["l3h4e32"]))  # loading runs the prompt box's text
+    wait_idle(qtbot, state)
+    yield win
+    if state._thread.isRunning():
+        state.shutdown()
+
+
+def wait_idle(qtbot, state, timeout=20000):
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=timeout)
+
+
+def run(qtbot, win, text):
+    win.prompt.clear()
+    qtbot.keyClicks(win.prompt, text)
+    qtbot.keyClick(win.prompt, Qt.Key_Return, Qt.ControlModifier)
+    wait_idle(qtbot, win.state)
+
+
+def test_run_and_step_match_the_cli(qtbot, window, exported, capsys):
+    st = window.state
+    st.set_sampling(temperature=1.2, top_k=30, top_p=0.95, seed=5)
+    run(qtbot, window, "Hello there")
+    assert [c.text() for c in window.tokens.chips] == ["Hello", "\u2423there"]
+    for _ in range(5):
+        qtbot.mouseClick(window.controls.step_btn, Qt.LeftButton)
+        wait_idle(qtbot, st)
+    gui_tokens = list(st.history.generated)
+    assert len(gui_tokens) == 5
+    assert [c.property("generated") for c in window.tokens.chips] == [False, False] + [True] * 5
+    capsys.readouterr()
+    cli_main(["run", "--prompt", "Hello there", "--model", str(exported["l3h4e32"]), "--steps", "5",
+              "--temperature", "1.2", "--top-k", "30", "--top-p", "0.95", "--seed", "5", "--json"])
+    cli_tokens = [json.loads(x)["token_id"] for x in capsys.readouterr().out.splitlines()]
+    assert gui_tokens == cli_tokens
+    assert "context 7/48" in window.status.text() and "KV cache" in window.status.text()
+
+
+def test_sliders_redraw_from_stored_logits_without_a_model_run(qtbot, window):
+    st, chart = window.state, window.chart
+    runs = st.model_runs
+    chart.temp.setValue(100)
+    before = [r["final"] for r in chart.rows]
+    chart.temp.setValue(30)
+    colder = [r["final"] for r in chart.rows]
+    assert colder != before and colder[0] > before[0]
+    chart.topk.setValue(3)
+    assert sum(r["kept"] for r in chart.rows) == 3
+    assert all(r["final"] == 0 for r in chart.rows if not r["kept"])
+    chart.topk.setValue(0)
+    chart.topp.setValue(50)
+    kept = [r for r in chart.rows if r["kept"]]
+    assert kept and sum(r["final"] for r in kept) == pytest.approx(1.0, abs=1e-6) or len(kept) == len(chart.rows)
+    assert st.model_runs == runs  # no model call for any of it
+    assert [r["raw"] for r in chart.rows] == sorted((r["raw"] for r in chart.rows), reverse=True)
+
+
+def test_clicking_a_bar_forces_that_token(qtbot, window):
+    st, chart = window.state, window.chart
+    chart.temp.setValue(0)
+    third = chart.rows[2]["id"]
+    assert not chart.rows[2]["chosen"]
+    chart.click_row(2)
+    wait_idle(qtbot, st)
+    assert st.history.tokens[-1] == third and st.history.current.forced
+
+
+def test_back_restores_tokens_and_chart(qtbot, window):
+    st, chart = window.state, window.chart
+    chart.temp.setValue(80)
+    tokens0, rows0 = st.history.tokens, [dict(r) for r in chart.rows]
+    qtbot.mouseClick(window.controls.step_btn, Qt.LeftButton)
+    wait_idle(qtbot, st)
+    assert st.history.tokens != tokens0 and chart.rows != rows0
+    runs = st.model_runs
+    qtbot.mouseClick(window.controls.back_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: st.history.tokens == tokens0, timeout=5000)
+    assert chart.rows == rows0 and st.model_runs == runs
+
+
+def test_selecting_position_and_stage_updates_the_pipeline(qtbot, window):
+    st, pipe = window.state, window.pipeline
+    assert pipe.cells.glyphs["tokens"]["text"].endswith(f"pos {len(st.history.tokens) - 1}")
+    last = pipe.cells.glyphs["block.1"]
+    qtbot.mouseClick(window.tokens.chips[1], Qt.LeftButton)
+    assert st.selected_position == 1 and window.tokens.chips[1].isChecked()
+    g = pipe.cells.glyphs
+    assert g["tokens"]["text"].endswith("pos 1")
+    assert len(g["block.1"]["bars"]) == 2 and len(last["bars"]) == len(st.history.tokens)
+    np.testing.assert_allclose(g["block.1"]["bars"], st.history.hook_at(("pattern", 1), 1)[
+        int(g["block.1"]["text"].split()[0][1:])])
+    r = pipe.cells.cell_rect(3)  # tokens, embed, block.0, block.1
+    qtbot.mouseClick(pipe.cells, Qt.LeftButton, pos=r.center().toPoint())
+    assert st.stage == "block.1" and st.layer == 1
+    assert "Block 1" in pipe.explanation.text()
+    qtbot.mouseClick(pipe.next_btn, Qt.LeftButton)
+    assert st.stage == "block.2"
+    qtbot.mouseClick(pipe.prev_btn, Qt.LeftButton)
+    qtbot.mouseClick(pipe.prev_btn, Qt.LeftButton)
+    assert st.stage == "block.0"
+
+
+@pytest.mark.parametrize("prompt,expect", [("", None), ("word " * 80, "reads at most 48"), ("🙂 你好 \u200b\x00", None)])
+def test_odd_prompts_never_crash(qtbot, window, prompt, expect):
+    window.last_error = None
+    window.prompt.setText(prompt)
+    window.run_prompt()
+    qtbot.waitUntil(lambda: not window.state.busy, timeout=10000)
+    if expect:
+        assert expect in (window.last_error or "")
+    else:
+        assert window.last_error is None and window.state.history is not None
+
+
+def test_broken_model_folder_is_a_message(qtbot, window, tmp_path):
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "gpt2viz.json").write_text("{oops")
+    window.state.load_model(str(tmp_path / "broken"))
+    qtbot.waitUntil(lambda: not window.state.busy, timeout=10000)
+    assert "unreadable" in window.last_error and window.state.model is not None  # the old model stays
+
+
+def test_play_steps_until_paused(qtbot, window):
+    st = window.state
+    window.controls.pace.setValue(0)
+    n = len(st.history.tokens)
+    qtbot.mouseClick(window.controls.play_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: len(st.history.tokens) >= n + 3, timeout=10000)
+    qtbot.mouseClick(window.controls.play_btn, Qt.LeftButton)
+    assert not st.play_timer.isActive() and window.controls.play_btn.text() == "Play"
+
+
+def test_closing_during_a_run_is_clean(qtbot, window):
+    st = window.state
+    for _ in range(5):
+        st.step()
+    window.close()  # waits for the worker; must not raise or leave the thread running
+    assert not st._thread.isRunning()
+
+
+def test_settings_persist(qtbot, tmp_path, exported):
+    ini = str(tmp_path / "s.ini")
+    state = AppState(Settings(ini))
+    win = MainWindow(state)
+    qtbot.addWidget(win)
+    state.set_sampling(temperature=0.7, top_k=12)
+    win.show()
+    win.prompt.setText("remember me")
+    win.resize(700, 500)  # the offscreen screen is 800 x 600: stay inside it
+    win.close()
+    state2 = AppState(Settings(ini))
+    win2 = MainWindow(state2)
+    qtbot.addWidget(win2)
+    assert state2.sampling.temperature == 0.7 and state2.sampling.top_k == 12
+    assert win2.prompt.text() == "remember me" and win2.width() == win.width() == 700
+    win2.close()
