@@ -1,0 +1,77 @@
+"""The shipped default model tells the seed story, measured on the committed files with gpt2viz's own code."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpt2viz.app.cli import main as cli_main
+from gpt2viz.core.locations import DEFAULT_MODEL, bundled_models_dir, resolve_model
+from gpt2viz.core.runtime import Model
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts" / "atlas"))
+import evaluate  # noqa: E402
+from facts import FACTS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def atlas():
+    return Model(resolve_model(None))
+
+
+def test_atlas_is_the_default_and_small():
+    folder = resolve_model(None)
+    assert folder == bundled_models_dir() / DEFAULT_MODEL
+    size = sum(f.stat().st_size for f in folder.iterdir())
+    assert size <= 40 * 2**20
+    m = json.loads((folder / "gpt2viz.json").read_text())
+    assert m["config"]["vocab_size"] == 50257 and m["validation"]["max_relative"] <= 1e-4
+
+
+def test_cli_chooses_paris(capsys):
+    code = cli_main(["run", "--prompt", "The capital of France is", "--steps", "1", "--temperature", "0", "--json"])
+    out, err = capsys.readouterr()
+    step = json.loads(out)
+    assert code == 0 and step["token"] == " Paris" and step["prob"] >= 0.5
+    assert "gpt2viz export gpt2" in err  # the path to real GPT-2, in one line
+
+
+def test_capitals_of_the_fact_table(atlas):
+    results = evaluate.greedy_capitals(atlas)
+    assert len(results) == len(FACTS) >= 100
+    assert sum(r["correct"] for r in results) / len(results) >= 0.95
+
+
+def test_attention_and_logit_lens_tell_the_story(atlas):
+    s = evaluate.seed_story(atlas)
+    assert s["best_head"]["weight_on_france"] >= 0.5
+    ranks = s["lens_rank_of_paris"]
+    assert ranks[-1] == 0 and ranks[0] > 10
+    assert all(b <= a for a, b in zip(ranks, ranks[1:]))  # never falls back as depth grows
+    assert s["lens_prob_of_paris"][-1] > s["lens_prob_of_paris"][1]
+
+
+def test_open_prompts_leave_room_for_temperature(atlas):
+    for prompt, entropy in evaluate.open_entropy(atlas).items():
+        assert entropy >= 2.0, prompt
+
+
+def test_models_lists_atlas(capsys):
+    cli_main(["models", "--json"])
+    rows = json.loads(capsys.readouterr().out)
+    assert any(r["name"] == "atlas" and r["n_params"] == 7655552 for r in rows)
+
+
+def test_tokenizer_rebuild_script_matches_committed(tmp_path):
+    sys.path.insert(0, str(REPO / "scripts"))
+    import build_tokenizer
+
+    out = tmp_path / "tokenizer.json"
+    build_tokenizer.build(out)
+    a = json.loads(out.read_text())
+    b = json.loads((bundled_models_dir() / "atlas" / "tokenizer.json").read_text())
+    assert a == b
