@@ -31,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "With no command, opens the desktop app.")
     p.add_argument("--version", action="version", version=f"gpt2viz {__version__}")
     _add_model(p)
+    p.add_argument("--prompt", help="open the app with this prompt (it runs at once)")
+    p.add_argument("--steps", type=int, default=0, help="with --prompt: take this many steps after the run")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     t = sub.add_parser("tokenize", help="show how a text becomes GPT-2 tokens")
@@ -160,11 +162,10 @@ def cmd_models(a) -> int:
 def cmd_app(a) -> int:
     try:
         from gpt2viz.widgets.main_window import run_app
-    except ImportError:
-        print("gpt2viz: the desktop app is not built yet; use `gpt2viz run --prompt ...` meanwhile",
-              file=sys.stderr)
-        return 0
-    return run_app(a.model)
+    except ImportError as e:  # a headless install without Qt's libraries
+        raise CliError(f"the desktop app cannot start: {e}. The command line (`gpt2viz run`, "
+                       "`gpt2viz tokenize`) works without it") from None
+    return run_app(a.model, prompt=a.prompt, steps=max(0, a.steps))
 
 
 COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models}

@@ -33,12 +33,12 @@ class Settings:
     def sampling(self) -> SamplingSettings:
         """Last sampling settings, or the defaults when missing or invalid."""
         try:
-            return SamplingSettings(float(self._s.value("sampling/temperature", 0.0)),
+            return SamplingSettings(float(self._s.value("sampling/temperature", 1.0)),
                                     int(self._s.value("sampling/top_k", 0)),
                                     float(self._s.value("sampling/top_p", 1.0)),
                                     int(self._s.value("sampling/seed", 0)))
         except (TypeError, ValueError):
-            return SamplingSettings(temperature=0.0)
+            return SamplingSettings()
 
     def set_sampling(self, s: SamplingSettings) -> None:
         for k in ("temperature", "top_k", "top_p", "seed"):

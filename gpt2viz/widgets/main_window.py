@@ -77,6 +77,7 @@ class MainWindow(QMainWindow):
 
         state.sigModel.connect(self._on_model)
         state.sigHistory.connect(self._update_status)
+        state.sigHistory.connect(self._after_history)
         state.sigBusy.connect(self._on_busy)
         state.sigError.connect(self.show_error)
         self._fill_models()
@@ -160,6 +161,11 @@ class MainWindow(QMainWindow):
         self._update_status()
         self.run_prompt()
 
+    def _after_history(self) -> None:
+        # After Run, hand the keyboard to Step so Space walks on at once; the prompt keeps Space for typing.
+        if self.prompt.hasFocus() and self.state.history is not None:
+            self.controls.step_btn.setFocus()
+
     def _on_busy(self, busy: bool) -> None:
         self.run_btn.setText("Running…" if busy else "Run")
         self._update_status()
@@ -227,13 +233,27 @@ def _caption(text: str) -> QLabel:
     return lbl
 
 
-def run_app(model_spec: str | None = None, settings_path: str | None = None) -> int:
-    """Open the main window with ``model_spec`` (a folder or name), else the last or the default model."""
+def run_app(model_spec: str | None = None, settings_path: str | None = None, prompt: str | None = None,
+            steps: int = 0) -> int:
+    """Open the main window with ``model_spec`` (a folder or name), else the last or the default model.
+
+    ``prompt`` replaces the remembered prompt; it runs as soon as the model is loaded, then ``steps``
+    tokens are generated (a lesson can open on a prepared state).
+    """
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gpt2viz")
     app.setStyle("Fusion")  # Fusion follows the system's light or dark colour scheme
     state = AppState(Settings(settings_path))
     win = MainWindow(state)
+    if prompt is not None:
+        win.prompt.setText(prompt)
+    pending = [steps]
+
+    def auto_step():
+        if pending[0] > 0 and state.history is not None and not state.busy:
+            pending[0] -= 1
+            state.step()
+    state.sigHistory.connect(auto_step)
     win.show()
     try:
         last = state.settings.text("model/last") if model_spec is None else ""

@@ -32,7 +32,6 @@ class ProbabilityChart(QWidget):
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(False, False)
         self.plot.hideButtons()
-        self.plot.setXRange(0, 1.15, padding=0)
         self.plot.getAxis("bottom").setLabel("probability")
         self.plot.getAxis("left").setWidth(120)
         for ax in ("left", "bottom"):
@@ -147,6 +146,9 @@ class ProbabilityChart(QWidget):
             self.labels.append(item)
         self.plot.getAxis("left").setTicks([ticks])
         self.plot.setYRange(-0.6, len(ids) - 0.4, padding=0)
+        # Scale to the largest bar, leaving room for its label: a flat distribution stays readable.
+        top = max(max(r["raw"], r["final"]) for r in self.rows)
+        self.plot.setXRange(0, min(1.0, top) * 1.45 + 1e-3, padding=0)
         n = len(st.history.tokens)
         self.title.setText(f"Next token after position {n - 1} · {int(dist.kept.sum()):,} of {dist.raw.size:,} "
                            f"tokens kept · entropy {dist.entropy('raw'):.2f} nats")

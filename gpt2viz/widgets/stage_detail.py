@@ -104,7 +104,7 @@ class StageDetail(QWidget):
         target = int(np.argmax(lens[-1]))
         probs = np.array([softmax(row)[target] for row in lens])
         self.lens_curve.setData(np.arange(len(probs)), probs)
-        self.lens.setYRange(0, 1)
+        self.lens.setYRange(0, 1.15)  # room for the top label
         self.lens.setTitle(f"Logit lens at position {pos}: probability of {tok.token_display(target)} "
                            "(the model's final top token) read out after each stage")
         for i, row in enumerate(lens):
