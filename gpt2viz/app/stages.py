@@ -29,8 +29,12 @@ def _q(tok, i: int) -> str:
     return f"“{tok.token_display(int(i))}”"
 
 
-def explain(stage: str, model, weights, history, position: int, dist=None, chosen=None, sampling=None) -> str:
-    """A few sentences on what ``stage`` does to the token at ``position``, with the model's numbers."""
+def explain(stage: str, model, weights, history, position: int, dist=None, chosen=None, sampling=None,
+            lens: np.ndarray | None = None) -> str:
+    """A few sentences on what ``stage`` does to the token at ``position``, with the model's numbers.
+
+    ``lens`` is the logit lens at ``position`` when the caller has it already.
+    """
     tok, cfg = model.tokenizer, model.config
     tokens = history.tokens
     here = _q(tok, tokens[position])
@@ -45,7 +49,8 @@ def explain(stage: str, model, weights, history, position: int, dist=None, chose
                 f"(norm {np.linalg.norm(e):.2f}); the vector for position {position} (norm {np.linalg.norm(p):.2f}) "
                 f"is added. Their sum (norm {np.linalg.norm(e + p):.2f}) starts the residual stream that every "
                 "block reads from and writes into.")
-    lens = lens_at(history, weights, cfg.n_layer, position)
+    if lens is None:
+        lens = lens_at(history, weights, cfg.n_layer, position)
     if stage.startswith("block."):
         L = int(stage.split(".")[1])
         pat = history.hook_at(("pattern", L), position)
@@ -65,7 +70,8 @@ def explain(stage: str, model, weights, history, position: int, dist=None, chose
         n = history.hook_at("ln_final.hook_normalized", position)
         return (f"The final LayerNorm recentres and rescales the residual (norm {np.linalg.norm(r):.2f} → "
                 f"{np.linalg.norm(n):.2f}) so the unembedding sees a vector of standard size.")
-    order = np.argsort(-final)[:3]
+    order = np.argpartition(-final, 3)[:3]
+    order = order[np.argsort(-final[order])]
     if stage == "lm_head":
         return (f"The LM head multiplies by the {cfg.vocab_size:,} token embeddings again (tied weights) "
                 f"to score every possible next token: " + ", ".join(

@@ -6,7 +6,10 @@ stores it and emits; views redraw from the state. Slider moves only re-transform
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
+
+import numpy as np
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
@@ -17,6 +20,9 @@ from gpt2viz.core.runtime import Model
 from gpt2viz.core.sampling import Distribution, SamplingSettings
 from gpt2viz.core.stepper import History
 from gpt2viz.core.weights import Weights
+
+
+FRAME_S = 0.15  # minimum time between redraws while auto-stepping (a full redraw costs ≈ 80 ms)
 
 
 class AppState(QObject):
@@ -61,6 +67,7 @@ class AppState(QObject):
         self._accept_from = 0
         self._dist_key = None
         self._dist: tuple[Distribution, int] | None = None
+        self._lens_cache: dict[int, np.ndarray] = {}  # position -> lens, for the current history
 
         self._thread = QThread()
         self._thread.setObjectName("gpt2viz-inference")
@@ -76,7 +83,17 @@ class AppState(QObject):
         self.worker.sigFailed.connect(self._on_failed)
         self._thread.start()
 
+        # Auto-step is paced from each result's arrival (single shot), never by a free-running timer:
+        # a 0 ms repeating timer would spin the GUI thread and starve the worker of the GIL.
+        self.playing = False
+        # While playing, results can arrive faster than the views redraw (≈ 100 ms for all of them);
+        # views then redraw at most once per FRAME_S, showing the newest state, never a backlog.
+        self._flush = QTimer(self)
+        self._flush.setSingleShot(True)
+        self._flush.timeout.connect(self._emit_history)
+        self._last_emit = 0.0
         self.play_timer = QTimer(self)
+        self.play_timer.setSingleShot(True)
         self.play_timer.setInterval(400)
         self.play_timer.timeout.connect(self._on_play_tick)
 
@@ -121,21 +138,25 @@ class AppState(QObject):
             self._toReset.emit(self._next())
 
     def play(self) -> None:
-        if self.history is not None and not self.play_timer.isActive():
-            self.play_timer.start()
+        if self.history is not None and not self.playing:
+            self.playing = True
             self.sigPlaying.emit(True)
+            self._on_play_tick()
 
     def pause(self) -> None:
-        if self.play_timer.isActive():
-            self.play_timer.stop()
+        self.play_timer.stop()
+        if self._flush.isActive():
+            self._emit_history()  # show the newest state at once
+        if self.playing:
+            self.playing = False
             self.sigPlaying.emit(False)
 
     def set_pace(self, ms: int) -> None:
         self.play_timer.setInterval(max(0, int(ms)))
 
     def _on_play_tick(self) -> None:
-        if self.busy:
-            return  # never queue more than one auto-step
+        if not self.playing or self.busy:
+            return  # the next result re-arms the timer: never more than one auto-step queued
         if self.model is None or self.history is None or len(self.history.tokens) >= self.model.config.n_positions:
             self.pause()
             return
@@ -147,29 +168,44 @@ class AppState(QObject):
         if not self._pending:
             self.sigBusy.emit(False)
 
-    def _on_model(self, req: int, model: Model) -> None:
+    def _on_model(self, req: int, loaded: tuple[Model, Weights]) -> None:
         self._done()
         if req < self._accept_from:
             return
-        self.model = model
-        self.weights = Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5))
+        self.model, self.weights = loaded
         self.history = None
         self.position, self.layer, self.head = None, 0, 0
-        self.settings.set("model/last", str(model.folder))
+        self.settings.set("model/last", str(self.model.folder))
         self.sigModel.emit()
         self.sigHistory.emit()
 
-    def _on_history(self, req: int, history: History, elapsed_ms: float) -> None:
+    def _on_history(self, req: int, history: History, elapsed_ms: float, lens: np.ndarray) -> None:
         self._done()
         if req < self._accept_from:
             return  # a result for a prompt or model that has since been replaced
         self.history = history
+        self._lens_cache = {len(history.tokens) - 1: lens}
         if elapsed_ms:
             self.last_ms = elapsed_ms
             self.model_runs += 1
         if self.position is not None and self.position >= len(history.tokens):
             self.position = None
+        if self.playing and not self.busy:
+            if self.play_timer.interval() == 0:
+                self._on_play_tick()  # queue the next step first: the worker runs it while views redraw
+            else:
+                self.play_timer.start()
+        wait = self._last_emit + FRAME_S - time.perf_counter()
+        if self.playing and wait > 0:
+            if not self._flush.isActive():
+                self._flush.start(int(wait * 1000) + 1)
+            return
+        self._emit_history()
+
+    def _emit_history(self) -> None:
+        self._flush.stop()
         self.sigHistory.emit()
+        self._last_emit = time.perf_counter()
 
     def _on_failed(self, req: int, message: str) -> None:
         self._done()
@@ -234,6 +270,16 @@ class AppState(QObject):
             self._dist = (dist, choose(dist, self.sampling.seed, len(frame.tokens)))
             self._dist_key = key
         return self._dist
+
+    def lens(self, position: int) -> np.ndarray:
+        """Logit lens [n_layer + 1, V] at ``position``, computed once per history (several views use it)."""
+        from gpt2viz.core.analysis import lens_at
+
+        if position not in self._lens_cache:
+            if len(self._lens_cache) > 64:
+                self._lens_cache.clear()
+            self._lens_cache[position] = lens_at(self.history, self.weights, self.model.config.n_layer, position)
+        return self._lens_cache[position]
 
     def kv_cache_mb(self) -> float:
         if self.history is None or self.model is None:

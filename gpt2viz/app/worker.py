@@ -11,23 +11,33 @@ import time
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from gpt2viz.core.analysis import lens_at
 from gpt2viz.core.runtime import Model
 from gpt2viz.core.stepper import Generator
+from gpt2viz.core.weights import Weights
 
 
 class InferenceWorker(QObject):
     """Runs every model call off the GUI thread. Never touches widgets."""
 
     sigModelLoaded = Signal(int, object)  # request, Model
-    sigHistory = Signal(int, object, float)  # request, History, elapsed ms of the model call
+    sigHistory = Signal(int, object, float, object)  # request, History, elapsed ms, lens at the newest position
     sigFailed = Signal(int, str)  # request, message for the user
 
     def __init__(self):
         super().__init__()
         self.model: Model | None = None
         self.gen: Generator | None = None
+        self.weights: Weights | None = None
         # Newest start/load request; written from the GUI thread (a plain int: atomic under the GIL).
         self.barrier = 0
+
+    def _emit_history(self, req: int, elapsed_ms: float) -> None:
+        # The logit lens of the newest position is a [layers + 1, V] matmul (≈ 0.5 GFLOP for GPT-2
+        # small): every view wants it after each step, so it is made here, off the GUI thread.
+        h = self.gen.history()
+        lens = lens_at(h, self.weights, self.model.config.n_layer, len(h.tokens) - 1)
+        self.sigHistory.emit(req, h, elapsed_ms, lens)
 
     def _stale(self, req: int) -> bool:
         return req < self.barrier
@@ -44,8 +54,10 @@ class InferenceWorker(QObject):
     def load_model(self, req: int, folder: str) -> None:
         def go():
             model = Model(folder)
-            self.model, self.gen = model, Generator(model)
-            self.sigModelLoaded.emit(req, model)
+            weights = Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5))
+            weights.W_U  # load the parameters here, not on the GUI thread
+            self.model, self.gen, self.weights = model, Generator(model), weights
+            self.sigModelLoaded.emit(req, (model, weights))
         self._guard(req, go)
 
     @Slot(int, str)
@@ -55,7 +67,7 @@ class InferenceWorker(QObject):
                 raise RuntimeError("no model is loaded")
             t0 = time.perf_counter()
             self.gen.start(self.gen.model.tokenizer.encode(text))
-            self.sigHistory.emit(req, self.gen.history(), (time.perf_counter() - t0) * 1000)
+            self._emit_history(req, (time.perf_counter() - t0) * 1000)
         self._guard(req, go)
 
     @Slot(int, object, object)
@@ -64,7 +76,7 @@ class InferenceWorker(QObject):
             if self.gen is None or not self.gen.frames:
                 raise RuntimeError("run a prompt first")
             frame = self.gen.step(settings, token)
-            self.sigHistory.emit(req, self.gen.history(), frame.elapsed_ms)
+            self._emit_history(req, frame.elapsed_ms)
         self._guard(req, go)
 
     @Slot(int)
@@ -72,7 +84,7 @@ class InferenceWorker(QObject):
         def go():
             if self.gen and self.gen.frames:
                 self.gen.back()
-                self.sigHistory.emit(req, self.gen.history(), 0.0)
+                self._emit_history(req, 0.0)
         self._guard(req, go)
 
     @Slot(int)
@@ -80,5 +92,5 @@ class InferenceWorker(QObject):
         def go():
             if self.gen and self.gen.frames:
                 self.gen.reset()
-                self.sigHistory.emit(req, self.gen.history(), 0.0)
+                self._emit_history(req, 0.0)
         self._guard(req, go)

@@ -109,6 +109,8 @@ def transform(logits: np.ndarray, settings: SamplingSettings) -> Distribution:
         return Distribution(raw, raw, final, kept)
     tempered = raw if settings.temperature == 1 else softmax(logits / settings.temperature)
     kept = np.ones(raw.shape, dtype=bool)
+    if not (0 < settings.top_k < raw.size or settings.top_p < 1.0):
+        return Distribution(raw, tempered, tempered, kept)  # nothing to cut: skip the 50k-entry sort
     order = np.argsort(-tempered, kind="stable")
     if 0 < settings.top_k < raw.size:
         kept[order[settings.top_k:]] = False

@@ -47,7 +47,7 @@ class StepControls(QWidget):
         self._enable()
 
     def _toggle(self) -> None:
-        (self.state.pause if self.state.play_timer.isActive() else self.state.play)()
+        (self.state.pause if self.state.playing else self.state.play)()
 
     def _pace(self, ms: int) -> None:
         self.state.set_pace(ms)

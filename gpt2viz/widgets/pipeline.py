@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPushButton, QScrollArea, QS
 
 from gpt2viz.app.stages import explain, stage_title
 from gpt2viz.app.state import AppState
-from gpt2viz.core.analysis import focused_head, lens_at
+from gpt2viz.core.analysis import focused_head
 from gpt2viz.core.sampling import softmax
 
 CELL_W, CELL_H, GAP = 92, 96, 14
@@ -142,7 +142,7 @@ class PipelineView(QWidget):
         out: dict[str, dict] = {"tokens": {"text": f"{tok.token_display(h.tokens[pos])}\npos {pos}"}}
         e = h.hook_at(("resid_pre", 0), pos)
         out["embed"] = {"text": f"‖x‖ {np.linalg.norm(e):.1f}\n{cfg.n_embd}-d"}
-        lens = lens_at(h, st.weights, cfg.n_layer, pos)
+        lens = st.lens(pos)
         for L in range(cfg.n_layer):
             pat = h.hook_at(("pattern", L), pos)
             head, _, w = focused_head(pat)
@@ -180,4 +180,5 @@ class PipelineView(QWidget):
         d = st.distribution()
         dist, chosen = d if d else (None, None)
         self.explanation.setText(f"<b>{stage_title(st.stage)}.</b> " + html.escape(explain(
-            st.stage, st.model, st.weights, st.history, st.selected_position, dist, chosen, st.sampling)))
+            st.stage, st.model, st.weights, st.history, st.selected_position, dist, chosen, st.sampling,
+            lens=st.lens(st.selected_position))))

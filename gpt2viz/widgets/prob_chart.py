@@ -42,7 +42,13 @@ class ProbabilityChart(QWidget):
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.55, width=[], brushes=[])
         self.plot.addItem(self.ghost)
         self.plot.addItem(self.bars)
+        # Percentage labels are created once and reused: removing plot items on every redraw costs
+        # signal disconnections and churn on a path that runs at every slider tick.
         self.labels: list[pg.TextItem] = []
+        for _ in range(N_BARS):
+            t = pg.TextItem("", color=pal.color(QPalette.Text), anchor=(0, 0.5))
+            self.plot.addItem(t)
+            self.labels.append(t)
         self.plot.scene().sigMouseClicked.connect(self._on_click)
 
         self.title = QLabel("Next token")
@@ -113,8 +119,7 @@ class ProbabilityChart(QWidget):
     def redraw(self) -> None:
         st = self.state
         for t in self.labels:
-            self.plot.removeItem(t)
-        self.labels = []
+            t.setVisible(False)
         d = st.distribution()
         if d is None or st.model is None:
             self.rows = []
@@ -136,14 +141,13 @@ class ProbabilityChart(QWidget):
         self.bars.setOpts(x0=[0] * len(ids), y=ys, width=[r["final"] for r in self.rows],
                           brushes=[QColor(230, 140, 20) if r["chosen"] else normal for r in self.rows])
         ticks = []
-        for y, r in zip(ys, self.rows):
+        for y, r, item in zip(ys, self.rows, self.labels):
             label = r["token"] if r["kept"] else "".join(ch + "\u0336" for ch in r["token"])
             ticks.append((y, ("★ " if r["chosen"] else "") + label))
             txt = f"{r['final']:.1%}" + (f"  (model {r['raw']:.1%})" if abs(r["final"] - r["raw"]) > 5e-4 else "")
-            item = pg.TextItem(txt, color=self.palette().color(QPalette.Text), anchor=(0, 0.5))
-            item.setPos(max(r["final"], r["raw"]) + 0.01, y)
-            self.plot.addItem(item)
-            self.labels.append(item)
+            item.setText(txt)
+            item.setPos(max(r["final"], r["raw"]), y)
+            item.setVisible(True)
         self.plot.getAxis("left").setTicks([ticks])
         self.plot.setYRange(-0.6, len(ids) - 0.4, padding=0)
         # Scale to the largest bar, leaving room for its label: a flat distribution stays readable.

@@ -13,7 +13,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
-from gpt2viz.core.analysis import focused_head, lens_at
+from gpt2viz.core.analysis import focused_head
 from gpt2viz.core.sampling import softmax
 
 MAX_SIDE = 256  # the heatmap shows at most the last 256 positions: a 1024² image is unreadable anyway
@@ -78,14 +78,13 @@ class StageDetail(QWidget):
     def refresh(self) -> None:
         st = self.state
         for t in self.lens_text:
-            self.lens.removeItem(t)
-        self.lens_text = []
+            t.setVisible(False)
         if st.history is None or st.model is None or st.weights is None:
             self.caption.setText("Select a stage in the pipeline to see its numbers here.")
             self.image.clear()
             self.lens_curve.setData([], [])
             return
-        cfg, tok, h = st.model.config, st.model.tokenizer, st.history
+        tok, h = st.model.tokenizer, st.history
         pos = st.selected_position
         layer = st.layer  # the last block selected in the pipeline (block 0 until one is)
         head, key, w = focused_head(h.hook_at(("pattern", layer), pos))
@@ -100,19 +99,21 @@ class StageDetail(QWidget):
         self.heat.setLabel("bottom", "key position (is read)")
         self.heat.setTitle(f"Block {layer}, head {head}: attention pattern (dark grey = future, masked)")
 
-        lens = lens_at(h, st.weights, cfg.n_layer, pos)
+        lens = st.lens(pos)
         target = int(np.argmax(lens[-1]))
         probs = np.array([softmax(row)[target] for row in lens])
         self.lens_curve.setData(np.arange(len(probs)), probs)
         self.lens.setYRange(0, 1.15)  # room for the top label
         self.lens.setTitle(f"Logit lens at position {pos}: probability of {tok.token_display(target)} "
                            "(the model's final top token) read out after each stage")
-        for i, row in enumerate(lens):
-            top = int(np.argmax(row))
-            t = pg.TextItem(tok.token_display(top), color=self.palette().color(QPalette.Text), anchor=(0.5, 1.2))
-            t.setPos(i, probs[i])
+        while len(self.lens_text) < len(lens):  # one label per depth, made once and reused
+            t = pg.TextItem("", color=self.palette().color(QPalette.Text), anchor=(0.5, 1.2))
             self.lens.addItem(t)
             self.lens_text.append(t)
+        for i, (row, t) in enumerate(zip(lens, self.lens_text)):
+            t.setText(tok.token_display(int(np.argmax(row))))
+            t.setPos(i, probs[i])
+            t.setVisible(True)
         self.caption.setText(f"Position {pos} {tok.token_display(h.tokens[pos])!s}: block {layer}'s most focused "
                              f"head is {head}, with {w:.0%} on {tok.token_display(h.tokens[key])} (position {key}). "
                              "Labels on the lens curve: the top token at each depth.")

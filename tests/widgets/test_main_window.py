@@ -148,7 +148,7 @@ def test_play_steps_until_paused(qtbot, window):
     qtbot.mouseClick(window.controls.play_btn, Qt.LeftButton)
     qtbot.waitUntil(lambda: len(st.history.tokens) >= n + 3, timeout=10000)
     qtbot.mouseClick(window.controls.play_btn, Qt.LeftButton)
-    assert not st.play_timer.isActive() and window.controls.play_btn.text() == "Play"
+    assert not st.playing and not st.play_timer.isActive() and window.controls.play_btn.text() == "Play"
 
 
 def test_closing_during_a_run_is_clean(qtbot, window):

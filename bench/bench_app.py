@@ -1,0 +1,102 @@
+"""Tokens per second: auto-stepping in the visible window vs the CLI's headless loop, in one run.
+
+The app keeps every hook of every step and redraws the token strip, pipeline, stage detail and chart
+after each one; the CLI keeps logits only. Rounds alternate so machine noise hits both alike.
+
+    python bench/bench_app.py [--model atlas] [--tokens 60] [--rounds 3]
+(under a display, or QT_QPA_PLATFORM=offscreen)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+PROMPT = "My favourite city is"
+
+
+def cli_tokens_per_s(folder, n: int) -> float:
+    """The loop `gpt2viz run` runs: Generator with logits only, sampling at temperature 1."""
+    from gpt2viz.core.runtime import Model
+    from gpt2viz.core.sampling import SamplingSettings
+    from gpt2viz.core.stepper import Generator
+
+    model = Model(folder, verify=False)
+    gen = Generator(model, hooks=[])
+    gen.start(model.tokenizer.encode(PROMPT))
+    s = SamplingSettings(temperature=1.0, seed=0)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        gen.step(s)
+    return n / (time.perf_counter() - t0)
+
+
+def app_tokens_per_s(app, folder, n: int, ini: str) -> float:
+    """Play with pace 0 in the shown main window until ``n`` tokens were generated."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    from gpt2viz.app.settings import Settings
+    from gpt2viz.app.state import AppState
+    from gpt2viz.widgets.main_window import MainWindow
+
+    state = AppState(Settings(ini))
+    win = MainWindow(state)
+    win.prompt.setText(PROMPT)
+    win.show()
+    loop = QEventLoop()
+    marks = {}
+
+    def on_history():
+        h = state.history
+        if h is None:
+            return
+        if "t0" not in marks and not state.busy:
+            marks["t0"], marks["n0"] = time.perf_counter(), len(h.tokens)
+            win.controls.pace.setValue(0)
+            state.play()
+        elif "t0" in marks and len(h.tokens) - marks["n0"] >= n:
+            marks["t1"] = time.perf_counter()
+            state.pause()
+            loop.quit()
+
+    state.sigHistory.connect(on_history)
+    state.load_model(str(folder))
+    QTimer.singleShot(300_000, loop.quit)
+    loop.exec()
+    win.close()
+    return n / (marks["t1"] - marks["t0"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--tokens", type=int, default=60)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    if not os.environ.get("DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import tempfile
+
+    from PySide6.QtWidgets import QApplication
+
+    from gpt2viz.core.locations import resolve_model
+
+    folder = resolve_model(a.model)
+    app = QApplication.instance() or QApplication([])
+    ini = os.path.join(tempfile.mkdtemp(), "bench.ini")
+    cli, gui = [], []
+    for _ in range(a.rounds):
+        cli.append(cli_tokens_per_s(folder, a.tokens))
+        gui.append(app_tokens_per_s(app, folder, a.tokens, ini))
+    c, g = statistics.median(cli), statistics.median(gui)
+    print(f"model {folder.name}; {a.tokens} tokens per round, median of {a.rounds} alternating rounds; "
+          f"platform {app.platformName()}")
+    print(f"CLI headless (logits only):            {c:7.1f} tokens/s")
+    print(f"app auto-stepping, window shown:       {g:7.1f} tokens/s")
+    print(f"ratio app / CLI: {g / c:.2f}")
+
+
+if __name__ == "__main__":
+    main()
