@@ -237,6 +237,7 @@ class AppState(QObject):
         self.sigSelection.emit()
 
     def select_head(self, head: int) -> None:
+        """Choose the head the attention view enlarges."""
         self.head = head
         self.sigSelection.emit()
 

@@ -58,3 +58,94 @@ def focused_head(pattern_row: np.ndarray) -> tuple[int, int, float]:
     offset = 0 if pattern_row.shape[1] == 1 else 1
     h, k = np.unravel_index(int(np.argmax(rows)), rows.shape)
     return int(h), int(k) + offset, float(rows[h, k])
+
+
+# ---- embeddings ---------------------------------------------------------------------------------
+def nearest_tokens(weights: Weights, vector: np.ndarray, k: int = 10, exclude=()) -> list[tuple[int, float]]:
+    """The ``k`` vocabulary tokens whose embeddings have the highest cosine similarity to ``vector``."""
+    v = np.asarray(vector, dtype=np.float32)
+    sims = weights.unit_embeddings @ (v / max(float(np.linalg.norm(v)), 1e-12))
+    if exclude:
+        sims[list(exclude)] = -np.inf
+    idx = np.argpartition(-sims, k)[:k]
+    idx = idx[np.argsort(-sims[idx])]
+    return [(int(i), float(sims[i])) for i in idx]
+
+
+def analogy(weights: Weights, a: int, b: int, c: int, k: int = 5) -> list[tuple[int, float]]:
+    """Nearest tokens to embed(a) − embed(b) + embed(c), leaving out a, b and c themselves."""
+    W = weights.W_U
+    return nearest_tokens(weights, W[a] - W[b] + W[c], k, exclude=(a, b, c))
+
+
+# ---- attention ----------------------------------------------------------------------------------
+def attention_matrix(history, layer: int, head: int, which: str = "pattern", last: int = 256) -> tuple[np.ndarray, int]:
+    """[Q, K] weights (``pattern``) or scores (``attn_scores``) of one head over the whole text.
+
+    Masked (future) cells are NaN. Only the last ``last`` positions are included (a 1024² image is
+    neither readable nor cheap); returns the matrix and the first position it covers.
+    """
+    n = len(history.tokens)
+    first = max(0, n - last)
+    m = np.full((n - first, n - first), np.nan, dtype=np.float32)
+    for q in range(first, n):
+        m[q - first, : q + 1 - first] = history.hook_at((which, layer), q)[head][first:]
+    return m, first
+
+
+def pattern_entropy(row: np.ndarray) -> np.ndarray:
+    """Entropy in nats of attention rows [..., K] (0 = all weight on one token)."""
+    p = np.clip(np.asarray(row, dtype=np.float64), 1e-30, 1)
+    return -(p * np.log(p)).sum(-1)
+
+
+# ---- MLP ----------------------------------------------------------------------------------------
+def top_neurons(post: np.ndarray, W_out: np.ndarray, k: int = 10) -> list[tuple[int, float, float]]:
+    """Neurons ranked by |activation| × ‖value vector‖: how much each writes into the residual.
+
+    Returns (neuron, activation, activation × ‖W_out[n]‖), largest writers first.
+    """
+    norms = np.linalg.norm(W_out, axis=1)
+    score = post * norms
+    idx = np.argsort(-np.abs(score))[:k]
+    return [(int(i), float(post[i]), float(score[i])) for i in idx]
+
+
+def project_to_vocab(weights: Weights, vector: np.ndarray, k: int = 10) -> tuple[list, list]:
+    """Tokens a residual-space vector promotes and suppresses when read by the unembedding.
+
+    Returns (top ``k`` (id, logit) by largest dot product, top ``k`` by most negative).
+    """
+    logits = weights.W_U @ np.asarray(vector, dtype=np.float32)
+    up = np.argpartition(-logits, k)[:k]
+    up = up[np.argsort(-logits[up])]
+    down = np.argpartition(logits, k)[:k]
+    down = down[np.argsort(logits[down])]
+    return [(int(i), float(logits[i])) for i in up], [(int(i), float(logits[i])) for i in down]
+
+
+# ---- residual stream ----------------------------------------------------------------------------
+def residual_profile(history, n_layer: int, position: int) -> dict[str, np.ndarray]:
+    """Per block at one position: residual norm after it, norms of what attention and the MLP add,
+    and the cosine of the residual after each block with the final residual."""
+    stack = residual_stack_at(history, n_layer, position)  # [L + 1, E]
+    final = stack[-1]
+    cos = stack @ final / np.maximum(np.linalg.norm(stack, axis=1) * np.linalg.norm(final), 1e-12)
+    return {
+        "resid_norm": np.linalg.norm(stack, axis=1),
+        "attn_norm": np.array([np.linalg.norm(history.hook_at(("attn_out", L), position)) for L in range(n_layer)]),
+        "mlp_norm": np.array([np.linalg.norm(history.hook_at(("mlp_out", L), position)) for L in range(n_layer)]),
+        "cos_to_final": cos,
+    }
+
+
+def lens_grid(history, weights: Weights, n_layer: int, positions) -> tuple[np.ndarray, np.ndarray]:
+    """Top token and its probability for every (depth, position): two [n_layer + 1, len(positions)] arrays."""
+    tops = np.zeros((n_layer + 1, len(positions)), dtype=np.int64)
+    probs = np.zeros((n_layer + 1, len(positions)), dtype=np.float64)
+    for j, pos in enumerate(positions):
+        lens = lens_at(history, weights, n_layer, pos)
+        tops[:, j] = lens.argmax(1)
+        m = lens.max(1, keepdims=True)
+        probs[:, j] = 1.0 / np.exp(lens - m).sum(1)  # p(top) = e^0 / Σ e^(x - max)
+    return tops, probs

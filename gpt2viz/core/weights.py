@@ -56,6 +56,16 @@ class Weights:
         """Position embedding [n_positions, E]."""
         return self.get("transformer.wpe.weight")
 
+    def W_out(self, layer: int) -> np.ndarray:
+        """MLP output weights [M, E] of a block: row n is what neuron n writes into the residual."""
+        return self.get(f"transformer.h.{layer}.mlp.c_proj.weight")
+
+    @cached_property
+    def unit_embeddings(self) -> np.ndarray:
+        """[V, E] token embeddings scaled to unit length, for cosine-similarity searches."""
+        W = self.W_U.astype(np.float32)
+        return W / np.maximum(np.linalg.norm(W, axis=1, keepdims=True), 1e-12)
+
     def ln_final(self, x: np.ndarray) -> np.ndarray:
         """The final LayerNorm applied to residual vectors [..., E]."""
         x = np.asarray(x, dtype=np.float64)
@@ -67,3 +77,4 @@ class Weights:
     def unembed(self, x: np.ndarray) -> np.ndarray:
         """Logits [..., V] of final-LayerNormed vectors [..., E]."""
         return np.asarray(x, dtype=np.float32) @ self.W_U.T
+

@@ -16,9 +16,9 @@ from gpt2viz.app.state import AppState
 from gpt2viz.core.locations import find_models, resolve_model, user_models_dir
 from gpt2viz.core.manifest import ModelFolderError
 from gpt2viz.widgets.controls import StepControls
+from gpt2viz.widgets.detail_tabs import DetailTabs
 from gpt2viz.widgets.pipeline import PipelineView
 from gpt2viz.widgets.prob_chart import ProbabilityChart
-from gpt2viz.widgets.stage_detail import StageDetail
 from gpt2viz.widgets.token_strip import TokenStrip
 
 DEFAULT_PROMPT = "The capital of France is"
@@ -50,7 +50,7 @@ class MainWindow(QMainWindow):
 
         self.tokens = TokenStrip(state)
         self.pipeline = PipelineView(state)
-        self.detail = StageDetail(state)
+        self.detail = DetailTabs(state)
         self.chart = ProbabilityChart(state)
         self.controls = StepControls(state)
         self.splitter = QSplitter(Qt.Horizontal)

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import torch
 
 from gpt2viz.core.analysis import logit_lens, residual_stack, token_rank_and_prob
@@ -34,3 +35,76 @@ def test_residual_stack_and_ranks(tiny_model_dir):
     ranks, probs = token_rank_and_prob(logits, 1)
     assert ranks.tolist() == [0, 1]
     np.testing.assert_allclose(probs[1], torch.softmax(torch.tensor(logits[1]), 0)[1].item())
+
+
+def _history(model, ids, steps=2):
+    from gpt2viz.core.sampling import SamplingSettings
+    from gpt2viz.core.stepper import Generator
+
+    g = Generator(model)
+    g.start(ids)
+    for _ in range(steps):
+        g.step(SamplingSettings(temperature=0))
+    return g.history()
+
+
+def test_mlp_neuron_projection_is_w_out_times_unembedding(exported, torch_models):
+    from gpt2viz.core.analysis import project_to_vocab, top_neurons
+
+    model = Model(exported["l3h4e32"])
+    w = Weights(model.folder / "model.onnx")
+    sd = torch_models["l3h4e32"].state_dict()
+    W_out = sd["transformer.h.1.mlp.c_proj.weight"].numpy()  # [M, E]
+    np.testing.assert_array_equal(w.W_out(1), W_out)
+    W_U = sd["lm_head.weight"].numpy()
+    up, down = project_to_vocab(w, W_out[7], 5)
+    ref = W_out[7] @ W_U.T
+    assert [i for i, _ in up] == list(np.argsort(-ref)[:5])
+    assert [i for i, _ in down] == list(np.argsort(ref)[:5])
+    np.testing.assert_allclose([v for _, v in up], np.sort(ref)[::-1][:5], rtol=1e-4)
+    post = np.random.default_rng(0).normal(size=48).astype(np.float32)
+    top = top_neurons(post, W_out, 3)
+    score = np.abs(post * np.linalg.norm(W_out, axis=1))
+    assert [n for n, _, _ in top] == list(np.argsort(-score)[:3])
+
+
+def test_attention_matrix_residual_profile_and_lens_grid(exported):
+    from gpt2viz.core.analysis import attention_matrix, lens_grid, pattern_entropy, residual_profile
+
+    model = Model(exported["l2h2e16"])
+    h = _history(model, [464, 3139, 286, 4881, 318])
+    full, _ = model.run(list(h.tokens), keep_all_logits=True)
+    m, first = attention_matrix(h, 1, 1, "pattern")
+    assert first == 0 and m.shape == (7, 7)
+    np.testing.assert_allclose(np.tril(m), np.tril(full["pattern", 1][1]), atol=1e-5)
+    assert np.isnan(m[np.triu_indices(7, 1)]).all()
+    ent = pattern_entropy(h.hook_at(("pattern", 0), 6))
+    p = full["pattern", 0][:, 6]
+    np.testing.assert_allclose(ent, -(p * np.log(np.clip(p, 1e-30, 1))).sum(-1), rtol=1e-4)
+
+    prof = residual_profile(h, 2, 6)
+    np.testing.assert_allclose(prof["resid_norm"][-1], np.linalg.norm(full["resid_post", 1][6]), rtol=1e-4)
+    np.testing.assert_allclose(prof["mlp_norm"][0], np.linalg.norm(full["mlp_out", 0][6]), rtol=1e-4)
+    assert prof["cos_to_final"][-1] == pytest.approx(1.0, abs=1e-5)
+
+    w = Weights(model.folder / "model.onnx")
+    tops, probs = lens_grid(h, w, 2, [2, 6])
+    assert tops[-1].tolist() == full["logits"][[2, 6]].argmax(-1).tolist()
+    np.testing.assert_allclose(probs[-1], [torch.softmax(torch.tensor(full["logits"][i]), 0).max().item()
+                                           for i in (2, 6)], rtol=1e-3)
+
+
+def test_nearest_tokens_and_analogy(tiny_model_dir):
+    from gpt2viz.core.analysis import analogy, nearest_tokens
+
+    w = Weights(tiny_model_dir / "model.onnx")
+    W = w.W_U.astype(np.float64)
+    near = nearest_tokens(w, W[500], 5)
+    assert near[0][0] == 500 and near[0][1] == pytest.approx(1.0, abs=1e-5)
+    cos = W @ W[500] / (np.linalg.norm(W, axis=1) * np.linalg.norm(W[500]))
+    assert [i for i, _ in near] == list(np.argsort(-cos)[:5])
+    res = analogy(w, 10, 20, 30, k=3)
+    v = W[10] - W[20] + W[30]
+    cos = W @ v / (np.linalg.norm(W, axis=1) * np.linalg.norm(v))
+    cos[[10, 20, 30]] = -np.inf
+    assert [i for i, _ in res] == list(np.argsort(-cos)[:3])

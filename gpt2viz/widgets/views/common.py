@@ -1,0 +1,70 @@
+"""Small pieces the detail views share: themed plots, heatmap images, hover read-outs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QLabel, QWidget
+
+_CMAP = pg.colormap.get("viridis")
+MASKED_RGBA = (110, 110, 110, 255)
+
+
+def themed_plot(widget: QWidget, **kw) -> pg.PlotWidget:
+    """A PlotWidget in the window's palette (light or dark), no context menu."""
+    pal = widget.palette()
+    p = pg.PlotWidget(background=pal.color(QPalette.Base), **kw)
+    p.setMenuEnabled(False)
+    for ax in ("left", "bottom"):
+        p.getAxis(ax).setTextPen(pal.color(QPalette.Text))
+        p.getAxis(ax).setPen(pal.color(QPalette.Mid))
+    return p
+
+
+def to_rgba(m: np.ndarray, lo: float = 0.0, hi: float = 1.0) -> np.ndarray:
+    """Values through viridis between ``lo`` and ``hi``; NaN (masked cells) as flat grey."""
+    lut = _CMAP.getLookupTable(0.0, 1.0, 256, alpha=True)
+    span = (hi - lo) or 1.0
+    idx = np.clip((np.nan_to_num(m, nan=lo) - lo) / span * 255, 0, 255).astype(np.uint8)
+    rgba = lut[idx]
+    rgba[np.isnan(m)] = MASKED_RGBA
+    return rgba
+
+
+class HoverImage(pg.ImageItem):
+    """An ImageItem that reports the cell under the cursor and clicks on it."""
+
+    sigHover = Signal(int, int)  # row, column
+    sigClicked = Signal(int, int)
+
+    def __init__(self):
+        super().__init__(axisOrder="row-major")
+        self.setAcceptHoverEvents(True)
+
+    def _cell(self, pos):
+        # pos is in image pixels whatever rect the image is drawn into
+        return int(np.floor(pos.y())), int(np.floor(pos.x()))
+
+    def hoverEvent(self, ev):
+        if ev.isExit() or self.image is None:
+            return
+        r, c = self._cell(ev.pos())
+        if 0 <= r < self.image.shape[0] and 0 <= c < self.image.shape[1]:
+            self.sigHover.emit(r, c)
+
+    def mouseClickEvent(self, ev):
+        if self.image is None:
+            return
+        r, c = self._cell(ev.pos())
+        if 0 <= r < self.image.shape[0] and 0 <= c < self.image.shape[1]:
+            ev.accept()
+            self.sigClicked.emit(r, c)
+
+
+def note(text: str = "") -> QLabel:
+    """A wrapped explanatory label."""
+    lbl = QLabel(text)
+    lbl.setWordWrap(True)
+    return lbl

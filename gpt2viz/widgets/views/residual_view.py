@@ -1,0 +1,57 @@
+"""Residual stream: how big it is after each block, what attention and the MLP add, how final it already is."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from gpt2viz.app.state import AppState
+from gpt2viz.core.analysis import residual_profile
+from gpt2viz.widgets.views.common import note, themed_plot
+
+
+class ResidualView(QWidget):
+    """Norms per layer (residual, attention write, MLP write) and cosine to the final residual."""
+
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.caption = note()
+        self.norms = themed_plot(self)
+        self.norms.addLegend(offset=(10, 10))
+        self.norms.setLabel("left", "norm")
+        self.resid_curve = self.norms.plot([], [], pen=pg.mkPen((70, 130, 200), width=2), symbol="o", name="residual after")
+        self.attn_curve = self.norms.plot([], [], pen=pg.mkPen((230, 140, 20), width=2), symbol="t", name="attention adds")
+        self.mlp_curve = self.norms.plot([], [], pen=pg.mkPen((46, 160, 67), width=2), symbol="s", name="MLP adds")
+        self.cos = themed_plot(self)
+        self.cos.setLabel("left", "cosine to final residual")
+        self.cos.setLabel("bottom", "depth (0 = embeddings, then after each block)")
+        self.cos_curve = self.cos.plot([], [], pen=pg.mkPen((150, 80, 200), width=2), symbol="o")
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.caption)
+        lay.addWidget(self.norms, 1)
+        lay.addWidget(self.cos, 1)
+        self.profile: dict = {}
+        state.sigHistory.connect(self.refresh)
+        state.sigSelection.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        st = self.state
+        if st.history is None or st.model is None:
+            self.caption.setText("Run a prompt to see the residual stream.")
+            return
+        n_layer, pos = st.model.config.n_layer, st.selected_position
+        self.profile = pr = residual_profile(st.history, n_layer, pos)
+        depth = np.arange(n_layer + 1)
+        self.resid_curve.setData(depth, pr["resid_norm"])
+        self.attn_curve.setData(depth[1:] - 0.1, pr["attn_norm"])
+        self.mlp_curve.setData(depth[1:] + 0.1, pr["mlp_norm"])
+        self.cos_curve.setData(depth, pr["cos_to_final"])
+        self.cos.setYRange(-0.2, 1.05)
+        tok = st.model.tokenizer
+        self.caption.setText(
+            f"Position {pos} {tok.token_display(st.history.tokens[pos])}: the residual stream is the sum every block "
+            "writes into. Top: its size after each block and the size of what attention and the MLP of that block "
+            "added. Bottom: how close its direction already is to the final one (1 = same direction).")
