@@ -30,6 +30,7 @@ class DetailTabs(QTabWidget):
             self.addTab(view, name)
         self._stage = None
         state.sigSelection.connect(self._follow_stage)
+        self._follow_stage()
 
     def _follow_stage(self) -> None:
         stage = self.state.stage

@@ -41,6 +41,8 @@ class LensView(QWidget):
         split = QSplitter()
         split.addWidget(self.table)
         split.addWidget(right)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
         lay = QVBoxLayout(self)
         lay.addWidget(self.caption)
         lay.addWidget(split, 1)
@@ -76,6 +78,7 @@ class LensView(QWidget):
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
         self.table.resizeRowsToContents()
+        self.table.scrollToItem(self.table.item(0, len(self.positions) - 1))  # the newest positions matter most
         clip = f" Showing the newest {len(self.positions)} of {n} positions." if n > MAX_POSITIONS else ""
         self.caption.setText("Each cell: the token the residual stream would predict if the model stopped after that "
                              "block (final LayerNorm + unembedding applied early), and its probability. The last row "
