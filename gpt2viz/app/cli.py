@@ -56,6 +56,26 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--name", help="display name (default: the folder name)")
     e.add_argument("--force", action="store_true", help="replace an existing folder")
 
+    sn = sub.add_parser("snapshot", help="render a view of the app to PNG or SVG, headless (same widgets, offscreen)")
+    sn.add_argument("--prompt", required=True)
+    _add_model(sn)
+    sn.add_argument("--steps", type=int, default=0, help="tokens to generate before the picture (default 0)")
+    sn.add_argument("--temperature", type=float, default=1.0)
+    sn.add_argument("--top-k", type=int, default=0)
+    sn.add_argument("--top-p", type=float, default=1.0)
+    sn.add_argument("--seed", type=int, default=0)
+    sn.add_argument("--view", required=True, choices=["pipeline", "chart", "tokens", "embeddings", "attention",
+                                                       "head", "mlp", "lens", "residual", "data"],
+                    help="what to draw; 'data' writes every hook as .npz + .json")
+    sn.add_argument("--layer", type=int, default=0)
+    sn.add_argument("--head", type=int, default=0)
+    sn.add_argument("--position", type=int, help="selected position (default: the newest token)")
+    sn.add_argument("--out", required=True, type=Path, help="FILE.png, FILE.svg, FILE.npz, or a folder with --all-layers")
+    sn.add_argument("--all-layers", action="store_true", help="one image per layer + contact sheet + index.json")
+    sn.add_argument("--format", choices=["png", "svg"], default="png", help="with --all-layers (default png)")
+    sn.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (default 1)")
+    sn.add_argument("--force", action="store_true", help="replace existing files")
+
     m = sub.add_parser("models", help="list the model folders gpt2viz can find")
     m.add_argument("--json", action="store_true")
     return p
@@ -159,6 +179,18 @@ def cmd_models(a) -> int:
     return 0
 
 
+def cmd_snapshot(a) -> int:
+    if a.steps < 0:
+        raise CliError(f"--steps must be ≥ 0, got {a.steps}")
+    try:
+        from gpt2viz.widgets.snapshot import run_snapshot
+    except ImportError as e:
+        raise CliError(f"snapshots need Qt: {e}") from None
+    for path in run_snapshot(a):
+        print(path)
+    return 0
+
+
 def cmd_app(a) -> int:
     try:
         from gpt2viz.widgets.main_window import run_app
@@ -168,7 +200,8 @@ def cmd_app(a) -> int:
     return run_app(a.model, prompt=a.prompt, steps=max(0, a.steps))
 
 
-COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models}
+COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models,
+            "snapshot": cmd_snapshot}
 
 
 def main(argv: list[str] | None = None) -> int:

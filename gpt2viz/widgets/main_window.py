@@ -97,6 +97,19 @@ class MainWindow(QMainWindow):
         a.setShortcut(QKeySequence.Quit)
         a.triggered.connect(self.close)
         m.addAction(a)
+        e = self.menuBar().addMenu("&Export")
+        a = QAction("Export &view as PNG or SVG…", self)
+        a.setShortcut(QKeySequence("Ctrl+E"))
+        a.triggered.connect(self.export_view)
+        e.addAction(a)
+        a = QAction("Export &all layers…", self)
+        a.triggered.connect(self.export_all_layers)
+        e.addAction(a)
+        a = QAction("Export &data (every hook, .npz + .json)…", self)
+        a.triggered.connect(self.export_data)
+        e.addAction(a)
+        e.addSeparator()
+        self.export_scale = 2.0  # PNGs at twice the screen resolution: sharp on slides and in papers
 
     def _bind_keys(self) -> None:
         for keys, fn in ((("Ctrl+Return", "Ctrl+Enter"), self.run_prompt), (("Space", "Right"), self._step_key),
@@ -145,6 +158,110 @@ class MainWindow(QMainWindow):
         self.model_box.clear()
         for p in find_models():
             self.model_box.addItem(p.name, str(p))
+
+    # ---- export -------------------------------------------------------------------------------------
+    def focused_view(self) -> str:
+        """The view the keyboard focus is in (pipeline, chart), else the visible detail tab."""
+        from gpt2viz.widgets.snapshot import _TAB
+
+        w = QApplication.focusWidget()
+        while w is not None:
+            if w is self.chart:
+                return "chart"
+            if w is self.pipeline:
+                return "pipeline"
+            w = w.parentWidget()
+        tab = next(k for k, v in self.detail.views.items() if v is self.detail.currentWidget())
+        return next(v for v, t in _TAB.items() if t == tab and v != "head")
+
+    def _ready(self) -> bool:
+        if self.state.history is None:
+            self.show_error("Run a prompt first: there is nothing to export yet.")
+            return False
+        return True
+
+    def export_view(self, view: str | None = None) -> None:
+        """Ask where, then write the focused view (PNG at 2x, or SVG). The dialog asks before overwriting."""
+        from gpt2viz.core.files import WriteError
+        from gpt2viz.widgets.snapshot import default_name, export_view, facts
+
+        if not self._ready():
+            return
+        view = view or self.focused_view()
+        start = str(Path(self.state.settings.text("export/folder", str(Path.home()))) /
+                    default_name(facts(self.state, view), "png"))
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {view}", start, "PNG image (*.png);;SVG drawing (*.svg)")
+        if not path:
+            return
+        try:
+            out = export_view(self, view, Path(path), self.export_scale, force=True)  # the dialog asked already
+        except (WriteError, OSError) as e:
+            self.show_error(str(e))
+            return
+        self.state.settings.set("export/folder", str(Path(path).parent))
+        self.statusBar().showMessage(f"saved {out}", 8000)
+
+    def export_all_layers(self) -> None:
+        """One image per layer of the attention or MLP view, a contact sheet and index.json, with progress."""
+        from gpt2viz.core.files import WriteError
+        from gpt2viz.widgets.snapshot import export_all_layers
+
+        if not self._ready():
+            return
+        view = self.focused_view()
+        view = view if view in ("attention", "mlp") else "attention"
+        folder = QFileDialog.getExistingDirectory(self, f"Export every layer of {view} into…",
+                                                  self.state.settings.text("export/folder", str(Path.home())))
+        if not folder:
+            return
+        existing = [p for p in Path(folder).glob("*.png")] + [p for p in Path(folder).glob("index.json")]
+        force = False
+        if existing:
+            ans = QMessageBox.question(self, "Replace files?", f"{folder} already holds {len(existing)} exported "
+                                       "files; replace those with the same names?")
+            if ans != QMessageBox.Yes:
+                return
+            force = True
+        n = self.state.model.config.n_layer
+        dlg = QProgressDialog(f"Exporting {n} layers of {view}…", "Cancel", 0, n, self)
+        dlg.setMinimumDuration(0)
+
+        def progress(done: int, total: int) -> bool:
+            dlg.setValue(done)
+            QApplication.processEvents()
+            return not dlg.wasCanceled()
+
+        try:
+            index = export_all_layers(self, view, Path(folder), "png", self.export_scale, force, progress)
+        except (WriteError, OSError) as e:
+            self.show_error(str(e))
+            return
+        finally:
+            dlg.reset()
+        self.state.settings.set("export/folder", folder)
+        self.statusBar().showMessage(f"saved {len(index['files'])} images, a contact sheet and index.json in {folder}",
+                                     10000)
+
+    def export_data(self) -> None:
+        """Every hook of the current text as .npz, with tokens, settings and the model's hash in .json."""
+        from gpt2viz.core.files import WriteError
+        from gpt2viz.core.trace_export import export_trace
+        from gpt2viz.widgets.snapshot import default_name, facts
+
+        if not self._ready():
+            return
+        start = str(Path(self.state.settings.text("export/folder", str(Path.home()))) /
+                    default_name(facts(self.state, "data"), "npz"))
+        path, _ = QFileDialog.getSaveFileName(self, "Export data", start, "NumPy archive (*.npz)")
+        if not path:
+            return
+        try:
+            npz, js = export_trace(self.state.history, self.state.model, self.state.sampling,
+                                   Path(path).with_suffix(".npz"), force=True)
+        except (WriteError, OSError) as e:
+            self.show_error(str(e))
+            return
+        self.statusBar().showMessage(f"saved {npz} and {js.name}", 8000)
 
     def _on_model_picked(self, i: int) -> None:
         folder = self.model_box.itemData(i)

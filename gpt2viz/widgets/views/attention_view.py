@@ -44,6 +44,7 @@ class AttentionView(QWidget):
         self.big_img.sigClicked.connect(lambda r, _c: state.select_position(self._first + r))
         self.bars = themed_plot(self)
         self.bars.setLabel("left", "weight")
+        self.bars.getAxis("left").enableAutoSIPrefix(False)
         self.bar_item = pg.BarGraphItem(x=[], height=[], width=0.8, brush=(70, 130, 200))
         self.bars.addItem(self.bar_item)
         split = QSplitter()
@@ -120,6 +121,10 @@ class AttentionView(QWidget):
         # the selected query's weights over its keys
         self.bar_values = h.hook_at((self.which, L), pos)[head]
         self.bar_item.setOpts(x=np.arange(self.bar_values.size), height=self.bar_values)
+        if not scores:
+            self.bars.setYRange(0, 1.02, padding=0)
+        else:
+            self.bars.enableAutoRange(axis="y")
         klabels = [(i, tok.token_display(t)) for i, t in enumerate(h.tokens[: pos + 1])]
         self.bars.getAxis("bottom").setTicks([klabels[:: max(1, len(klabels) // 24)]])
         self.bars.setTitle(f"what {tok.token_display(h.tokens[pos])} (position {pos}) reads, head {head}")

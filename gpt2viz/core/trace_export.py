@@ -1,0 +1,66 @@
+"""Save a generation's numbers so a figure can be reproduced in a notebook: one .npz and one .json."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from gpt2viz.core.files import atomic_write
+from gpt2viz.core.hooks import hook_shapes
+
+
+def full_context_hooks(history) -> dict[str, np.ndarray]:
+    """Every hook over the whole text, as if one prefill had computed it.
+
+    Position hooks are joined along P; attention hooks become [H, n, n] with the masked future as 0
+    (pattern) or NaN (scores). ``logits`` is the last position only, [V], as the app keeps it.
+    """
+    frames = history.frames
+    names = [n for n in frames[0].trace.hooks if n != "logits"]
+    shapes = hook_shapes(max(int(n.split(".")[1]) for n in names if n.startswith("blocks.")) + 1)
+    n = len(history.tokens)
+    out: dict[str, np.ndarray] = {}
+    for name in names:
+        letters = shapes[name].split()[1:]
+        parts = [f.trace[name] for f in frames]
+        if "K" not in letters:
+            out[name] = np.concatenate(parts, axis=letters.index("P"))
+            continue
+        fill = 0.0 if name.endswith("hook_pattern") else np.nan
+        h = parts[0].shape[0]
+        full = np.full((h, n, n), fill, dtype=np.float32)
+        for f, part in zip(frames, parts):
+            s, p, k = f.trace.start, part.shape[1], part.shape[2]
+            full[:, s:s + p, :k] = part
+            if np.isnan(fill):  # scores exist for future keys inside a prefill; blank them like later rows
+                rows = np.arange(s, s + p)[:, None]
+                full[:, s:s + p, :k][:, np.arange(k)[None, :] > rows] = np.nan
+        out[name] = full
+    out["logits_last"] = history.current.logits
+    return out
+
+
+def export_trace(history, model, settings, npz_path: Path, force: bool = False) -> tuple[Path, Path]:
+    """Write ``npz_path`` (every hook) and the JSON beside it (tokens, ids, settings, model, hash)."""
+    npz_path = Path(npz_path)
+    json_path = npz_path.with_suffix(".json")
+    arrays = full_context_hooks(history)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    tok = model.tokenizer
+    meta = {
+        "tokens": [tok.token_text(t) for t in history.tokens], "ids": list(history.tokens),
+        "prompt_length": history.prompt_len, "text": tok.decode(list(history.tokens)),
+        "settings": {"temperature": settings.temperature, "top_k": settings.top_k, "top_p": settings.top_p,
+                     "seed": settings.seed},
+        "model": {"name": model.name, "folder": str(model.folder), "config": model.manifest.get("config"),
+                  "files_sha256": model.manifest.get("files", {})},
+        "arrays": {k: list(v.shape) for k, v in arrays.items()},
+        "note": "attention hooks are [H, query, key] over the whole text; future keys are 0 (pattern) or NaN (scores)",
+    }
+    atomic_write(npz_path, buf.getvalue(), force)
+    atomic_write(json_path, json.dumps(meta, indent=1, ensure_ascii=False).encode("utf-8"), force)
+    return npz_path, json_path
