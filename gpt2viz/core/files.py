@@ -8,6 +8,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def _umask() -> int:
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+# mkstemp creates files readable by the owner only; an exported image should get the usual mode.
+_FILE_MODE = 0o666 & ~_umask()
+
+
 class WriteError(OSError):
     """A file could not be written; the message says why and what to do."""
 
@@ -48,6 +58,7 @@ def atomic_write(path: str | Path, data: bytes | Callable[[Path], None], force: 
         else:
             os.close(fd)
             data(tmp_path)
+        os.chmod(tmp_path, _FILE_MODE)
         os.replace(tmp_path, path)
     except OSError as e:
         tmp_path.unlink(missing_ok=True)

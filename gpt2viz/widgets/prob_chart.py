@@ -33,6 +33,7 @@ class ProbabilityChart(QWidget):
         self.plot.setMouseEnabled(False, False)
         self.plot.hideButtons()
         self.plot.getAxis("bottom").setLabel("probability")
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.getAxis("left").setWidth(120)
         for ax in ("left", "bottom"):
             self.plot.getAxis(ax).setTextPen(pal.color(QPalette.Text))
@@ -152,7 +153,7 @@ class ProbabilityChart(QWidget):
         self.plot.setYRange(-0.6, len(ids) - 0.4, padding=0)
         # Scale to the largest bar, leaving room for its label: a flat distribution stays readable.
         top = max(max(r["raw"], r["final"]) for r in self.rows)
-        self.plot.setXRange(0, min(1.0, top) * 1.45 + 1e-3, padding=0)
+        self.plot.setXRange(0, min(1.0, top) * 1.75 + 1e-3, padding=0)
         n = len(st.history.tokens)
         self.title.setText(f"Next token after position {n - 1} · {int(dist.kept.sum()):,} of {dist.raw.size:,} "
                            f"tokens kept · entropy {dist.entropy('raw'):.2f} nats")

@@ -21,7 +21,7 @@ VIEWS = ("pipeline", "chart", "tokens", "embeddings", "attention", "head", "mlp"
 PER_LAYER = ("attention", "head", "mlp")
 _TAB = {"tokens": "Tokens", "embeddings": "Embeddings", "attention": "Attention", "head": "Attention",
         "mlp": "MLP", "lens": "Logit lens", "residual": "Residual"}
-CAPTION_H = 34
+CAPTION_H = 40  # room for two lines: narrow views wrap their caption
 
 
 def view_widget(window, view: str) -> QWidget:
@@ -75,9 +75,9 @@ def _paint(p: QPainter, widget: QWidget, text: str, w: int, h: int) -> None:
     p.fillRect(QRect(0, h, w, CAPTION_H), QColor(pal.window().color()).darker(108))
     p.setPen(pal.windowText().color())
     f = QFont(widget.font())
-    f.setPointSizeF(max(8.0, f.pointSizeF()))
+    f.setPointSizeF(8.0)
     p.setFont(f)
-    p.drawText(QRect(8, h, w - 16, CAPTION_H), Qt.AlignVCenter | Qt.AlignLeft, text)
+    p.drawText(QRect(6, h, w - 12, CAPTION_H), Qt.AlignVCenter | Qt.AlignLeft | Qt.TextWordWrap, text)
 
 
 def render_png(widget: QWidget, f: dict[str, str], scale: float = 1.0) -> QImage:

@@ -29,3 +29,12 @@ def test_missing_folder_and_folder_target(tmp_path):
     (tmp_path / "d").mkdir()
     with pytest.raises(WriteError, match="is a folder"):
         atomic_write(tmp_path / "d", b"x", force=True)
+
+
+def test_written_files_get_the_usual_mode(tmp_path):
+    import os
+
+    p = atomic_write(tmp_path / "m.bin", b"x")
+    old = os.umask(0o022)
+    os.umask(old)
+    assert p.stat().st_mode & 0o777 == 0o666 & ~old

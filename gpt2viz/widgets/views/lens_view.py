@@ -43,6 +43,7 @@ class LensView(QWidget):
         split.addWidget(right)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        split.setSizes([600, 400])  # the grid is the point of the view: give it the larger share
         lay = QVBoxLayout(self)
         lay.addWidget(self.caption)
         lay.addWidget(split, 1)
