@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QSlider, QSpinBox, QVBoxLayout,
+from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QSlider, QSpinBox, QVBoxLayout,
                                QWidget)
 
 from gpt2viz.app.state import AppState

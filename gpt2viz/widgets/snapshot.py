@@ -235,7 +235,7 @@ def run_snapshot(a) -> list[Path]:
     from gpt2viz.app.state import AppState
     from gpt2viz.widgets.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication(["gpt2viz"])
+    _app = QApplication.instance() or QApplication(["gpt2viz"])  # kept alive for the widgets below
     state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "snapshot.ini")))
     state.sampling = settings
     win = MainWindow(state)

@@ -117,7 +117,7 @@ def validate(folder: Path, torch_model, token_ids: list[int]) -> dict:
     TOLERANCE relative to its scale.
     """
     from gpt2viz.core.export.reference import reference_hooks
-    from gpt2viz.core.runtime import KVCache, Model
+    from gpt2viz.core.runtime import Model
 
     model = Model(folder, verify=False)
     trace, cache = model.run(token_ids, keep_all_logits=True)

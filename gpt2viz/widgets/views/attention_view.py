@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.analysis import attention_matrix, pattern_entropy
-from gpt2viz.widgets.views.common import HoverImage, note, themed_plot, to_rgba
+from gpt2viz.widgets.views.common import HoverImage, layer_box, note, sync_layer_box, themed_plot, to_rgba
 
 MAX_SIDE = 128  # positions drawn per head: the newest 128 (said on screen when the text is longer)
 
@@ -22,9 +22,7 @@ class AttentionView(QWidget):
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.state = state
-        self.layer = QSpinBox()
-        self.layer.setPrefix("layer ")
-        self.layer.valueChanged.connect(lambda v: state.select_stage(f"block.{v}"))
+        self.layer = layer_box(state)
         self.mode = QComboBox()
         self.mode.addItems(["pattern (after softmax)", "scores (before softmax)"])
         self.mode.currentIndexChanged.connect(self.refresh)
@@ -92,10 +90,7 @@ class AttentionView(QWidget):
             self.caption.setText("Run a prompt to see attention.")
             return
         cfg, tok, h = st.model.config, st.model.tokenizer, st.history
-        self.layer.blockSignals(True)
-        self.layer.setRange(0, cfg.n_layer - 1)
-        self.layer.setValue(st.layer)
-        self.layer.blockSignals(False)
+        sync_layer_box(self.layer, cfg.n_layer, st.layer)
         if len(self.cells) != cfg.n_head:
             self._build_grid(cfg.n_head)
         pos, L, head = st.selected_position, st.layer, min(st.head, cfg.n_head - 1)

@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
 _CMAP = pg.colormap.get("viridis")
 MASKED_RGBA = (110, 110, 110, 255)
@@ -68,3 +68,19 @@ def note(text: str = "") -> QLabel:
     lbl = QLabel(text)
     lbl.setWordWrap(True)
     return lbl
+
+
+def layer_box(state) -> QSpinBox:
+    """A "layer N" spin box that selects that block for every view."""
+    box = QSpinBox()
+    box.setPrefix("layer ")
+    box.valueChanged.connect(lambda v: state.select_stage(f"block.{v}"))
+    return box
+
+
+def sync_layer_box(box: QSpinBox, n_layer: int, layer: int) -> None:
+    """Show ``layer`` in the box without echoing the change back as a new selection."""
+    box.blockSignals(True)
+    box.setRange(0, n_layer - 1)
+    box.setValue(layer)
+    box.blockSignals(False)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QSplitter, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.analysis import project_to_vocab, top_neurons
-from gpt2viz.widgets.views.common import note, themed_plot
+from gpt2viz.widgets.views.common import layer_box, note, sync_layer_box, themed_plot
 
 
 class MlpView(QWidget):
@@ -18,9 +18,7 @@ class MlpView(QWidget):
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.state = state
-        self.layer = QSpinBox()
-        self.layer.setPrefix("layer ")
-        self.layer.valueChanged.connect(lambda v: state.select_stage(f"block.{v}"))
+        self.layer = layer_box(state)
         self.caption = note()
         self.acts = themed_plot(self)
         self.acts.setLabel("bottom", "neuron")
@@ -64,10 +62,7 @@ class MlpView(QWidget):
             return
         cfg, tok, h = st.model.config, st.model.tokenizer, st.history
         L, pos = st.layer, st.selected_position
-        self.layer.blockSignals(True)
-        self.layer.setRange(0, cfg.n_layer - 1)
-        self.layer.setValue(L)
-        self.layer.blockSignals(False)
+        sync_layer_box(self.layer, cfg.n_layer, st.layer)
         post = h.hook_at(("post", L), pos)
         W_out = st.weights.W_out(L)
         self.curve.setData(np.arange(post.size), post)
