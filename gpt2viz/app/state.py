@@ -7,6 +7,7 @@ stores it and emits; views redraw from the state. Slider moves only re-transform
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import replace
 
 import numpy as np
@@ -67,7 +68,10 @@ class AppState(QObject):
         self._accept_from = 0
         self._dist_key = None
         self._dist: tuple[Distribution, int] | None = None
-        self._lens_cache: dict[int, np.ndarray] = {}  # position -> lens, for the current history
+        # The lens at a position depends only on the tokens up to it (causal), so results are keyed by
+        # that prefix and survive steps and Back. Full [layers + 1, V] arrays are few; top tokens are many.
+        self._lens_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._tops_cache: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
         self._thread = QThread()
         self._thread.setObjectName("gpt2viz-inference")
@@ -184,7 +188,7 @@ class AppState(QObject):
         if req < self._accept_from:
             return  # a result for a prompt or model that has since been replaced
         self.history = history
-        self._lens_cache = {len(history.tokens) - 1: lens}
+        self._remember(self._lens_cache, history.tokens, lens, 8)
         if elapsed_ms:
             self.last_ms = elapsed_ms
             self.model_runs += 1
@@ -272,15 +276,33 @@ class AppState(QObject):
             self._dist_key = key
         return self._dist
 
+    @staticmethod
+    def _remember(cache: OrderedDict, key, value, limit: int):
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > limit:
+            cache.popitem(last=False)
+        return value
+
     def lens(self, position: int) -> np.ndarray:
-        """Logit lens [n_layer + 1, V] at ``position``, computed once per history (several views use it)."""
+        """Logit lens [n_layer + 1, V] at ``position`` (the newest one comes ready from the worker)."""
         from gpt2viz.core.analysis import lens_at
 
-        if position not in self._lens_cache:
-            if len(self._lens_cache) > 64:
-                self._lens_cache.clear()
-            self._lens_cache[position] = lens_at(self.history, self.weights, self.model.config.n_layer, position)
-        return self._lens_cache[position]
+        key = self.history.tokens[: position + 1]
+        if key in self._lens_cache:
+            self._lens_cache.move_to_end(key)
+            return self._lens_cache[key]
+        lens = lens_at(self.history, self.weights, self.model.config.n_layer, position)
+        return self._remember(self._lens_cache, key, lens, 8)
+
+    def lens_tops(self, position: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top token and its probability at every depth for ``position`` (for the lens grid)."""
+        from gpt2viz.core.analysis import lens_top
+
+        key = self.history.tokens[: position + 1]
+        if key not in self._tops_cache:
+            self._remember(self._tops_cache, key, lens_top(self.lens(position)), 4096)
+        return self._tops_cache[key]
 
     def kv_cache_mb(self) -> float:
         if self.history is None or self.model is None:

@@ -141,11 +141,12 @@ def residual_profile(history, n_layer: int, position: int) -> dict[str, np.ndarr
 
 def lens_grid(history, weights: Weights, n_layer: int, positions) -> tuple[np.ndarray, np.ndarray]:
     """Top token and its probability for every (depth, position): two [n_layer + 1, len(positions)] arrays."""
-    tops = np.zeros((n_layer + 1, len(positions)), dtype=np.int64)
-    probs = np.zeros((n_layer + 1, len(positions)), dtype=np.float64)
-    for j, pos in enumerate(positions):
-        lens = lens_at(history, weights, n_layer, pos)
-        tops[:, j] = lens.argmax(1)
-        m = lens.max(1, keepdims=True)
-        probs[:, j] = 1.0 / np.exp(lens - m).sum(1)  # p(top) = e^0 / Σ e^(x - max)
-    return tops, probs
+    cols = [lens_top(lens_at(history, weights, n_layer, pos)) for pos in positions]
+    return np.stack([c[0] for c in cols], axis=1), np.stack([c[1] for c in cols], axis=1)
+
+
+def lens_top(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of [N, V] logits: the top token and its probability."""
+    lens = np.asarray(lens, dtype=np.float64)
+    m = lens.max(1, keepdims=True)
+    return lens.argmax(1), 1.0 / np.exp(lens - m).sum(1)  # p(top) = e^0 / Σ e^(x - max)

@@ -43,6 +43,7 @@ def test_attention_bars_equal_the_pattern_row(win):
 def test_mlp_view_projects_the_neuron_through_the_unembedding(win):
     st, view = win.state, win.detail.views["MLP"]
     st.select_stage("block.1")
+    win.detail.setCurrentWidget(view)  # hidden views wait to be shown before they redraw
     post = st.history.hook_at(("post", 1), st.selected_position)
     W_out = st.weights.W_out(1)
     score = post * np.linalg.norm(W_out, axis=1)
@@ -54,6 +55,7 @@ def test_mlp_view_projects_the_neuron_through_the_unembedding(win):
 
 def test_lens_view_last_row_is_the_models_output(win):
     st, view = win.state, win.detail.views["Logit lens"]
+    win.detail.setCurrentWidget(view)
     model = Model(st.model.folder)
     full, _ = model.run(list(st.history.tokens), keep_all_logits=True)
     assert view.tops[-1].tolist() == full["logits"][view.positions].argmax(-1).tolist()
@@ -65,6 +67,7 @@ def test_lens_view_last_row_is_the_models_output(win):
 
 def test_embedding_sum_is_block_0_input(win):
     st, view = win.state, win.detail.views["Embeddings"]
+    win.detail.setCurrentWidget(view)
     st.select_position(3)
     np.testing.assert_allclose(view.data["sum"], st.history.hook_at(("resid_pre", 0), 3), atol=1e-6)
     np.testing.assert_array_equal(view.data["token"], st.weights.W_U[st.history.tokens[3]])
@@ -80,9 +83,11 @@ def test_embedding_sum_is_block_0_input(win):
 def test_tokens_and_residual_views(win):
     st = win.state
     tv = win.detail.views["Tokens"]
+    win.detail.setCurrentWidget(tv)
     assert [r["id"] for r in tv.rows] == list(st.history.tokens)
     assert [r["generated"] for r in tv.rows] == [False] * 5 + [True]
     rv = win.detail.views["Residual"]
+    win.detail.setCurrentWidget(rv)
     np.testing.assert_allclose(rv.profile["resid_norm"][0],
                                np.linalg.norm(st.history.hook_at(("resid_pre", 0), 5)), rtol=1e-5)
 
@@ -93,3 +98,14 @@ def test_pipeline_stage_opens_its_tab(win):
                         ("lm_head", "Logit lens"), ("ln_final", "Residual")):
         st.select_stage(stage)
         assert tabs.currentWidget() is tabs.views[name]
+
+
+def test_hidden_views_wait_and_catch_up_when_shown(win):
+    st, tabs = win.state, win.detail
+    mlp = tabs.views["MLP"]
+    tabs.setCurrentWidget(tabs.views["Tokens"])
+    before = mlp.caption.text()
+    st.select_position(1)
+    assert mlp.caption.text() == before  # not redrawn while hidden
+    tabs.setCurrentWidget(mlp)
+    assert "position 1" in mlp.caption.text()

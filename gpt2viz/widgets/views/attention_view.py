@@ -11,12 +11,12 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLa
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.analysis import attention_matrix, pattern_entropy
-from gpt2viz.widgets.views.common import HoverImage, layer_box, note, sync_layer_box, themed_plot, to_rgba
+from gpt2viz.widgets.views.common import HoverImage, LazyView, layer_box, note, sync_layer_box, themed_plot, to_rgba
 
 MAX_SIDE = 128  # positions drawn per head: the newest 128 (said on screen when the text is longer)
 
 
-class AttentionView(QWidget):
+class AttentionView(LazyView):
     """Head grid (query × key, causal mask grey), a large heatmap with read-out, and key bars."""
 
     def __init__(self, state: AppState, parent=None):
@@ -62,7 +62,7 @@ class AttentionView(QWidget):
         self.bar_values = np.zeros(0)
         self.entropies = np.zeros(0)
         for sig in (state.sigHistory, state.sigSelection, state.sigModel):
-            sig.connect(self.refresh)
+            self.watch(sig)
         self.refresh()
 
     @property

@@ -84,3 +84,32 @@ def sync_layer_box(box: QSpinBox, n_layer: int, layer: int) -> None:
     box.setRange(0, n_layer - 1)
     box.setValue(layer)
     box.blockSignals(False)
+
+
+class LazyView(QWidget):
+    """A view that redraws only while it is visible; a hidden one catches up when it is shown.
+
+    Six detail views listen to every step; drawing the hidden five would cost the visible one its
+    frame rate (the logit-lens grid alone is 16 unembeddings for GPT-2 small).
+    """
+
+    _stale = False
+
+    def watch(self, signal, slot=None) -> None:
+        """Call ``slot`` (default ``refresh``) on ``signal`` if visible, else on the next show."""
+        signal.connect(lambda *_a: self._request(slot or self.refresh))
+
+    def _request(self, slot) -> None:
+        if self.isVisible():
+            slot()
+        else:
+            self._stale = True
+
+    def showEvent(self, e) -> None:
+        super().showEvent(e)
+        if self._stale:
+            self._stale = False
+            self.refresh()
+
+    def refresh(self) -> None:  # pragma: no cover - every view defines it
+        raise NotImplementedError

@@ -8,10 +8,10 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QPushButton, QHBox
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.analysis import analogy, nearest_tokens
-from gpt2viz.widgets.views.common import note, themed_plot
+from gpt2viz.widgets.views.common import LazyView, note, themed_plot
 
 
-class EmbeddingsView(QWidget):
+class EmbeddingsView(LazyView):
     """Heat strips of token, position and sum vectors with norms; 10 nearest tokens; a − b + c."""
 
     def __init__(self, state: AppState, parent=None):
@@ -47,8 +47,8 @@ class EmbeddingsView(QWidget):
         lay.addWidget(self.caption)
         lay.addWidget(self.plot, 2)
         lay.addLayout(grid, 1)
-        state.sigHistory.connect(self.refresh)
-        state.sigSelection.connect(self.refresh)
+        self.watch(state.sigHistory)
+        self.watch(state.sigSelection)
         self.data: dict = {}
         self.refresh()
 

@@ -7,13 +7,13 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QHBoxLayout, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
-from gpt2viz.core.analysis import lens_grid, token_rank_and_prob
-from gpt2viz.widgets.views.common import note, themed_plot
+from gpt2viz.core.analysis import token_rank_and_prob
+from gpt2viz.widgets.views.common import LazyView, note, themed_plot
 
 MAX_POSITIONS = 16  # each column is a [layers + 1, V] product: the newest 16 keep this view instant
 
 
-class LensView(QWidget):
+class LensView(LazyView):
     """Layers × positions grid of top tokens; a target token's probability and rank across depth."""
 
     def __init__(self, state: AppState, parent=None):
@@ -52,8 +52,8 @@ class LensView(QWidget):
         self.probs = np.zeros((0, 0))
         self.target_ranks = np.zeros(0, dtype=int)
         self.target_probs = np.zeros(0)
-        state.sigHistory.connect(self.refresh)
-        state.sigSelection.connect(self.refresh_target)
+        self.watch(state.sigHistory)
+        self.watch(state.sigSelection, self.refresh_target)
         self.refresh()
 
     def refresh(self) -> None:
@@ -64,7 +64,9 @@ class LensView(QWidget):
         cfg, tok, h = st.model.config, st.model.tokenizer, st.history
         n = len(h.tokens)
         self.positions = list(range(max(0, n - MAX_POSITIONS), n))
-        self.tops, self.probs = lens_grid(h, st.weights, cfg.n_layer, self.positions)
+        cols = [st.lens_tops(p) for p in self.positions]  # cached per token prefix: old columns are free
+        self.tops = np.stack([c[0] for c in cols], axis=1)
+        self.probs = np.stack([c[1] for c in cols], axis=1)
         self.table.setRowCount(cfg.n_layer + 1)
         self.table.setColumnCount(len(self.positions))
         self.table.setHorizontalHeaderLabels([f"{p} {tok.token_display(h.tokens[p])}" for p in self.positions])

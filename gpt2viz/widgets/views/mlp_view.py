@@ -9,10 +9,10 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QSplitter, QTable
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.analysis import project_to_vocab, top_neurons
-from gpt2viz.widgets.views.common import layer_box, note, sync_layer_box, themed_plot
+from gpt2viz.widgets.views.common import LazyView, layer_box, note, sync_layer_box, themed_plot
 
 
-class MlpView(QWidget):
+class MlpView(LazyView):
     """All d_mlp activations; top neurons by activation × ‖value‖; a neuron's value vector read as tokens."""
 
     def __init__(self, state: AppState, parent=None):
@@ -52,7 +52,7 @@ class MlpView(QWidget):
         self.neuron: int | None = None
         self.projection: tuple[list, list] = ([], [])
         for sig in (state.sigHistory, state.sigSelection, state.sigModel):
-            sig.connect(self.refresh)
+            self.watch(sig)
         self.refresh()
 
     def refresh(self) -> None:

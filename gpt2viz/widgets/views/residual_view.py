@@ -8,10 +8,10 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.analysis import residual_profile
-from gpt2viz.widgets.views.common import note, themed_plot
+from gpt2viz.widgets.views.common import LazyView, note, themed_plot
 
 
-class ResidualView(QWidget):
+class ResidualView(LazyView):
     """Norms per layer (residual, attention write, MLP write) and cosine to the final residual."""
 
     def __init__(self, state: AppState, parent=None):
@@ -33,8 +33,8 @@ class ResidualView(QWidget):
         lay.addWidget(self.norms, 1)
         lay.addWidget(self.cos, 1)
         self.profile: dict = {}
-        state.sigHistory.connect(self.refresh)
-        state.sigSelection.connect(self.refresh)
+        self.watch(state.sigHistory)
+        self.watch(state.sigSelection)
         self.refresh()
 
     def refresh(self) -> None:

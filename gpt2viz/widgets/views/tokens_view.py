@@ -8,12 +8,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
-from gpt2viz.widgets.views.common import note
+from gpt2viz.widgets.views.common import LazyView, note
 
 _BG = ("rgba(70,130,200,70)", "rgba(230,140,20,70)")  # alternate so boundaries show at a glance
 
 
-class TokensView(QWidget):
+class TokensView(LazyView):
     """Boundaries over the text, and a table: position, id, token (visible spaces), bytes, readable."""
 
     def __init__(self, state: AppState, parent=None):
@@ -33,8 +33,8 @@ class TokensView(QWidget):
         lay.addWidget(self.summary)
         lay.addWidget(self.text)
         lay.addWidget(self.table, 1)
-        state.sigHistory.connect(self.refresh)
-        state.sigSelection.connect(self._select)
+        self.watch(state.sigHistory)
+        self.watch(state.sigSelection, self._select)
         self.rows: list[dict] = []
         self.refresh()
 
