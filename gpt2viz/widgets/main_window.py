@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QProcess, Qt
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
                                QMessageBox, QProgressDialog, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
-from gpt2viz.core.locations import find_models, resolve_model, user_models_dir
+from gpt2viz.core.locations import find_models, resources_dir, resolve_model, user_models_dir
 from gpt2viz.core.manifest import ModelFolderError
 from gpt2viz.widgets.controls import StepControls
 from gpt2viz.widgets.detail_tabs import DetailTabs
@@ -360,6 +360,9 @@ def run_app(model_spec: str | None = None, settings_path: str | None = None, pro
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gpt2viz")
     app.setStyle("Fusion")  # Fusion follows the system's light or dark colour scheme
+    icon = resources_dir() / "icons" / "gpt2viz.svg"
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
     state = AppState(Settings(settings_path))
     win = MainWindow(state)
     if prompt is not None:
