@@ -73,6 +73,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.status)
         self._build_menu()
         self._bind_keys()
+        self._context_menus()
         self._export: QProcess | None = None
 
         state.sigModel.connect(self._on_model)
@@ -110,6 +111,23 @@ class MainWindow(QMainWindow):
         e.addAction(a)
         e.addSeparator()
         self.export_scale = 2.0  # PNGs at twice the screen resolution: sharp on slides and in papers
+
+    def _context_menus(self) -> None:
+        """Right-click on the pipeline, the chart or a detail view: export that view."""
+        for widget, view in ((self.pipeline, "pipeline"), (self.chart, "chart"), (self.detail, None)):
+            widget.setContextMenuPolicy(Qt.CustomContextMenu)
+            widget.customContextMenuRequested.connect(lambda pos, w=widget, v=view: self._context_menu(w, v, pos))
+
+    def _context_menu(self, widget, view: str | None, pos) -> None:
+        from PySide6.QtWidgets import QMenu
+
+        menu = QMenu(self)
+        chosen = view or self.focused_view()
+        menu.addAction(f"Export {chosen} as PNG or SVG…", lambda: self.export_view(chosen))
+        if chosen in ("attention", "mlp"):
+            menu.addAction("Export all layers…", self.export_all_layers)
+        menu.addAction("Export data (.npz)…", self.export_data)
+        menu.popup(widget.mapToGlobal(pos))
 
     def _bind_keys(self) -> None:
         for keys, fn in ((("Ctrl+Return", "Ctrl+Enter"), self.run_prompt), (("Space", "Right"), self._step_key),

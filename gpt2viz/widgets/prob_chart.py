@@ -7,6 +7,7 @@ highlighted. Slider moves re-transform the stored logits: no model run.
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
@@ -153,7 +154,12 @@ class ProbabilityChart(QWidget):
         self.plot.setYRange(-0.6, len(ids) - 0.4, padding=0)
         # Scale to the largest bar, leaving room for its label: a flat distribution stays readable.
         top = max(max(r["raw"], r["final"]) for r in self.rows)
-        self.plot.setXRange(0, min(1.0, top) * 1.75 + 1e-3, padding=0)
+        xmax = min(1.0, top) * 1.75 + 1e-3
+        self.plot.setXRange(0, xmax, padding=0)
+        # ticks only up to 100 %: the space beyond is room for labels, not probability
+        step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if min(xmax, 1.0) / s <= 6)
+        ticks = [(v, f"{v:.0%}") for v in np.arange(0, min(xmax, 1.0) + 1e-9, step)]
+        self.plot.getAxis("bottom").setTicks([ticks])
         n = len(st.history.tokens)
         self.title.setText(f"Next token after position {n - 1} · {int(dist.kept.sum()):,} of {dist.raw.size:,} "
                            f"tokens kept · entropy {dist.entropy('raw'):.2f} nats")
