@@ -11,29 +11,15 @@ import pytest
 from PySide6.QtGui import QImage
 
 from gpt2viz.app.cli import main as cli_main
-from gpt2viz.app.settings import Settings
-from gpt2viz.app.state import AppState
 from gpt2viz.core.files import WriteError
 from gpt2viz.core.runtime import Model
 from gpt2viz.core.trace_export import export_trace
-from gpt2viz.widgets.main_window import MainWindow
 from gpt2viz.widgets.snapshot import CAPTION_H, VIEWS, export_all_layers, export_view, view_widget
 
 
 @pytest.fixture
-def win(qtbot, tmp_path, exported):
-    state = AppState(Settings(str(tmp_path / "s.ini")))
-    w = MainWindow(state)
-    qtbot.addWidget(w)
-    w.prompt.setText("The capital of France is")
-    w.resize(1400, 900)
-    w.show()
-    state.load_model(str(exported["l4h2e24"]))
-    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
-    state.step()
-    qtbot.waitUntil(lambda: not state.busy and len(state.history.tokens) == 6, timeout=20000)
-    yield w
-    w.close()
+def win(stepped_window):
+    return stepped_window("l4h2e24")
 
 
 def pixel_std(img: QImage) -> float:

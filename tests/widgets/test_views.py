@@ -5,25 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpt2viz.app.settings import Settings
-from gpt2viz.app.state import AppState
 from gpt2viz.core.runtime import Model
-from gpt2viz.widgets.main_window import MainWindow
 
 
 @pytest.fixture
-def win(qtbot, tmp_path, exported):
-    state = AppState(Settings(str(tmp_path / "s.ini")))
-    w = MainWindow(state)
-    qtbot.addWidget(w)
-    w.prompt.setText("The capital of France is")
-    w.show()
-    state.load_model(str(exported["l3h4e32"]))
-    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
-    state.step()
-    qtbot.waitUntil(lambda: not state.busy and len(state.history.tokens) == 6, timeout=20000)
-    yield w
-    w.close()
+def win(stepped_window):
+    return stepped_window("l3h4e32")
 
 
 def test_attention_bars_equal_the_pattern_row(win):
