@@ -85,6 +85,7 @@ class AppState(QObject):
         self.worker.sigModelLoaded.connect(self._on_model)
         self.worker.sigHistory.connect(self._on_history)
         self.worker.sigFailed.connect(self._on_failed)
+        self.worker.sigSkipped.connect(lambda _req: self._done())
         self._thread.start()
 
         # Auto-step is paced from each result's arrival (single shot), never by a free-running timer:

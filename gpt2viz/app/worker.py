@@ -23,6 +23,9 @@ class InferenceWorker(QObject):
     sigModelLoaded = Signal(int, object)  # request, Model
     sigHistory = Signal(int, object, float, object)  # request, History, elapsed ms, lens at the newest position
     sigFailed = Signal(int, str)  # request, message for the user
+    sigSkipped = Signal(int)  # request that needed no work (superseded, or nothing to undo)
+    # Every request is answered by exactly one of these four signals: the state counts answers to
+    # know when the worker is idle.
 
     def __init__(self):
         super().__init__()
@@ -44,6 +47,7 @@ class InferenceWorker(QObject):
 
     def _guard(self, req: int, fn) -> None:
         if self._stale(req):
+            self.sigSkipped.emit(req)
             return
         try:
             fn()
@@ -85,6 +89,8 @@ class InferenceWorker(QObject):
             if self.gen and self.gen.frames:
                 self.gen.back()
                 self._emit_history(req, 0.0)
+            else:
+                self.sigSkipped.emit(req)
         self._guard(req, go)
 
     @Slot(int)
@@ -93,4 +99,6 @@ class InferenceWorker(QObject):
             if self.gen and self.gen.frames:
                 self.gen.reset()
                 self._emit_history(req, 0.0)
+            else:
+                self.sigSkipped.emit(req)
         self._guard(req, go)
