@@ -107,7 +107,7 @@ class PipelineView(QWidget):
         super().__init__(parent)
         self.state = state
         self.cells = PipelineCells(state)
-        self.cells.sigClicked.connect(state.select_stage)
+        self.cells.sigClicked.connect(self._on_cell)
         scroll = QScrollArea()
         scroll.setWidget(self.cells)
         scroll.setFixedHeight(CELL_H + 36)
@@ -132,6 +132,13 @@ class PipelineView(QWidget):
             sig.connect(self.refresh)
         self.refresh()
 
+    def _on_cell(self, stage: str) -> None:
+        # A block cell shows its most focused head: open the block on that head.
+        g = self.cells.glyphs.get(stage)
+        if g and "head" in g:
+            self.state.head = g["head"]
+        self.state.select_stage(stage)
+
     def compute_glyphs(self) -> dict[str, dict]:
         """Glyph data per stage for the selected position, from the trace (no model call)."""
         st = self.state
@@ -147,7 +154,7 @@ class PipelineView(QWidget):
             pat = h.hook_at(("pattern", L), pos)
             head, _, w = focused_head(pat)
             top = int(np.argmax(lens[L + 1]))
-            out[f"block.{L}"] = {"bars": pat[head], "text": f"h{head} {w:.0%}\n{tok.token_display(top)} "
+            out[f"block.{L}"] = {"bars": pat[head], "head": head, "text": f"h{head} {w:.0%}\n{tok.token_display(top)} "
                                  f"{softmax(lens[L + 1])[top]:.0%}"}
         final = lens[-1]
         top = int(np.argmax(final))

@@ -113,6 +113,7 @@ def test_selecting_position_and_stage_updates_the_pipeline(qtbot, window):
     r = pipe.cells.cell_rect(3)  # tokens, embed, block.0, block.1
     qtbot.mouseClick(pipe.cells, Qt.LeftButton, pos=r.center().toPoint())
     assert st.stage == "block.1" and st.layer == 1
+    assert st.head == pipe.cells.glyphs["block.1"]["head"]  # the block opens on the head its cell shows
     assert "Block 1" in pipe.explanation.text()
     qtbot.mouseClick(pipe.next_btn, Qt.LeftButton)
     assert st.stage == "block.2"
