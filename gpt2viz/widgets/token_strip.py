@@ -35,9 +35,51 @@ class TokenStrip(QScrollArea):
         self._inner.setStyleSheet(CHIP_CSS)
         self.chips: list[QToolButton] = []
         self._offset = 0
-        state.sigHistory.connect(self._rebuild)
+        self._tokens: tuple[int, ...] = ()
+        self._prompt_len = -1
+        state.sigHistory.connect(self._on_history)
         state.sigSelection.connect(self._mark)
         self._rebuild()
+
+    def _on_history(self) -> None:
+        """Add or drop chips at the end when a step or Back only changed the tail; else rebuild."""
+        h, old = self.state.history, self._tokens
+        if (h is None or self.state.model is None or not old or h.prompt_len != self._prompt_len
+                or self._offset or len(h.tokens) > self.MAX_CHIPS):
+            self._rebuild()
+            return
+        new = h.tokens
+        if new[: len(old)] == old:
+            infos = self.state.model.tokenizer.describe(list(new))
+            for pos in range(len(old), len(new)):
+                b = self._chip(pos, infos[pos], pos >= h.prompt_len)
+                self._row.insertWidget(self._row.count() - 1, b)  # before the stretch
+                self.chips.append(b)
+            for b, info in zip(self.chips, infos):  # a partial character may now be complete
+                text = info.display.replace("&", "&&")
+                if b.text() != text:
+                    b.setText(text)
+        elif old[: len(new)] == new:
+            for b in self.chips[len(new):]:
+                self._row.removeWidget(b)
+                b.deleteLater()
+            del self.chips[len(new):]
+        else:
+            self._rebuild()
+            return
+        self._tokens = new
+        self._mark()
+        self.horizontalScrollBar().setValue(self.horizontalScrollBar().maximum())
+
+    def _chip(self, pos: int, info, generated: bool) -> QToolButton:
+        b = QToolButton()
+        b.setText(info.display.replace("&", "&&"))
+        b.setCheckable(True)
+        b.setProperty("generated", generated)
+        kind = "generated" if generated else "prompt"
+        b.setToolTip(f"position {pos} · id {info.id} · bytes {info.bytes.hex(' ')} · {kind}")
+        b.clicked.connect(lambda _=False, p=pos: self.state.select_position(p))
+        return b
 
     def _rebuild(self) -> None:
         while self._row.count():
@@ -46,6 +88,8 @@ class TokenStrip(QScrollArea):
                 w.deleteLater()
         self.chips = []
         h = self.state.history
+        self._tokens = h.tokens if h is not None else ()
+        self._prompt_len = h.prompt_len if h is not None else -1
         if h is None or self.state.model is None:
             self._row.addWidget(QLabel("Type a prompt and press Run (Ctrl+Enter)."))
             self._row.addStretch(1)
@@ -56,13 +100,7 @@ class TokenStrip(QScrollArea):
         if self._offset:
             self._row.addWidget(QLabel(f"… {self._offset} earlier"))
         for pos, info in enumerate(infos[self._offset:], start=self._offset):
-            b = QToolButton()
-            b.setText(info.display.replace("&", "&&"))
-            b.setCheckable(True)
-            b.setProperty("generated", pos >= h.prompt_len)
-            kind = "generated" if pos >= h.prompt_len else "prompt"
-            b.setToolTip(f"position {pos} · id {info.id} · bytes {info.bytes.hex(' ')} · {kind}")
-            b.clicked.connect(lambda _=False, p=pos: self.state.select_position(p))
+            b = self._chip(pos, info, pos >= h.prompt_len)
             self._row.addWidget(b)
             self.chips.append(b)
         self._row.addStretch(1)

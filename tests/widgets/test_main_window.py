@@ -176,3 +176,24 @@ def test_settings_persist(qtbot, tmp_path, exported):
     assert state2.sampling.temperature == 0.7 and state2.sampling.top_k == 12
     assert win2.prompt.text() == "remember me" and win2.width() == win.width() == 700
     win2.close()
+
+
+def test_token_strip_follows_steps_back_and_partial_characters(qtbot, window):
+    st = window.state
+    # setText, not keyClicks: QTest cannot synthesise key events for CJK characters (it aborts)
+    window.prompt.setText("你")  # two tokens, each part of one 3-byte character
+    window.run_prompt()
+    wait_idle(qtbot, st)
+    qtbot.waitUntil(lambda: len(st.history.tokens) == 2, timeout=5000)
+    assert [c.text() for c in window.tokens.chips] == ["你[1-2/3]", "你[3-3/3]"]
+    for _ in range(3):
+        st.step()
+        wait_idle(qtbot, st)
+    texts = [c.text() for c in window.tokens.chips]
+    want = [t.display.replace("&", "&&") for t in st.model.tokenizer.describe(list(st.history.tokens))]
+    assert texts == want and len(texts) == 5
+    st.back()
+    qtbot.waitUntil(lambda: len(window.tokens.chips) == 4, timeout=5000)
+    assert [c.property("generated") for c in window.tokens.chips] == [False, False, True, True]
+    st.reset()
+    qtbot.waitUntil(lambda: len(window.tokens.chips) == 2, timeout=5000)
