@@ -83,22 +83,20 @@ class InferenceWorker(QObject):
             self._emit_history(req, frame.elapsed_ms)
         self._guard(req, go)
 
-    @Slot(int)
-    def back(self, req: int) -> None:
+    def _rewind(self, req: int, method: str) -> None:
+        """Back or Reset: restore stored frames (no model call); nothing to undo is a skip."""
         def go():
             if self.gen and self.gen.frames:
-                self.gen.back()
+                getattr(self.gen, method)()
                 self._emit_history(req, 0.0)
             else:
                 self.sigSkipped.emit(req)
         self._guard(req, go)
 
     @Slot(int)
+    def back(self, req: int) -> None:
+        self._rewind(req, "back")
+
+    @Slot(int)
     def reset(self, req: int) -> None:
-        def go():
-            if self.gen and self.gen.frames:
-                self.gen.reset()
-                self._emit_history(req, 0.0)
-            else:
-                self.sigSkipped.emit(req)
-        self._guard(req, go)
+        self._rewind(req, "reset")

@@ -106,14 +106,9 @@ class Generator:
             raise RuntimeError("no prompt has been run yet")
         return self.frames[-1]
 
-    @property
-    def tokens(self) -> tuple[int, ...]:
-        return self.current.tokens
-
-    @property
-    def generated(self) -> tuple[int, ...]:
-        """Tokens added after the prompt."""
-        return self.current.tokens[self.prompt_len:]
+    # The generator's view of the context is its history's: one definition of tokens/generated.
+    tokens = History.tokens
+    generated = History.generated
 
     def can_step(self) -> bool:
         """False when the context is full (n_positions tokens)."""
