@@ -86,6 +86,9 @@ class Model:
                                    "export it again with `gpt2viz export`")
         self.hook_names = hook_names(self.config.n_layer)
         self._inputs = {i.name for i in self.session.get_inputs()}
+        # Format 2 graphs carry the intervention inputs as overridable initializers (no-op defaults).
+        self._intervention_inputs = {i.name for i in self.session.get_overridable_initializers()}
+        self.supports_interventions = bool(self._intervention_inputs)
 
     def __repr__(self) -> str:
         return f"Model({self.name!r}, {self.n_params:,} params, {self.folder})"
@@ -97,7 +100,7 @@ class Model:
         return KVCache(tuple((z, z) for _ in range(c.n_layer)))
 
     def run(self, input_ids: Sequence[int], past: KVCache | None = None, *, hooks: Sequence[str] | None = None,
-            keep_all_logits: bool = False) -> tuple[Trace, KVCache]:
+            keep_all_logits: bool = False, interventions=(), means=None) -> tuple[Trace, KVCache]:
         """Run the positions ``input_ids`` after the cached ``past``; return their trace and the new cache.
 
         Parameters
@@ -110,6 +113,12 @@ class Model:
             Which hooks to return; default all. ``logits`` is always computed.
         keep_all_logits : bool
             Keep logits of every position; by default only the last position's (``trace.last_logits``).
+        interventions : tuple of gpt2viz.core.interventions.Intervention, optional
+            Changes made inside the graph for this call's positions (absolute positions: a step after a
+            cache computed under the same interventions continues it consistently). Hooks show the
+            values after the intervention. Empty: the graph's own numbers, unchanged.
+        means : dict, optional
+            (layer, head) -> [D] mean z for mean ablations (``interventions.mean_activations``).
         """
         ids = [int(t) for t in input_ids]
         if not ids:
@@ -130,6 +139,8 @@ class Model:
         for layer, (k, v) in enumerate(past.layers):
             feed[f"past_key_values.{layer}.key"] = k
             feed[f"past_key_values.{layer}.value"] = v
+        if interventions:
+            feed.update(self.intervention_feeds(interventions, past.length, len(ids), means))
         wanted = list(self.hook_names if hooks is None else dict.fromkeys([*hooks, "logits"]))
         present_names = [f"present.{L}.{kv}" for L in range(self.config.n_layer) for kv in ("key", "value")]
         values = self.session.run(wanted + present_names, feed)
@@ -138,6 +149,16 @@ class Model:
         cache = KVCache(tuple((pres[2 * L], pres[2 * L + 1]) for L in range(self.config.n_layer)))
         trace = Trace.from_outputs(ids, past.length, outputs, keep_all_logits)
         return trace, cache
+
+    def intervention_feeds(self, interventions, start: int, length: int, means=None) -> dict:
+        """Checked graph inputs for ``interventions`` over positions ``start .. start+length-1``."""
+        from gpt2viz.core.interventions import InterventionError, feeds, validate
+
+        if not self.supports_interventions:
+            raise InterventionError(f"{self.folder} was exported before gpt2viz supported interventions: "
+                                    f"upgrade it with `gpt2viz export {self.folder} --upgrade` or export it again")
+        validate(interventions, self.config.dims, self.config.n_positions)
+        return feeds(interventions, start, length, self.config.dims, means)
 
     def summary(self) -> dict:
         """Name, size and source, for `gpt2viz models` and the status bar."""
