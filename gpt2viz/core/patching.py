@@ -1,0 +1,187 @@
+"""Activation patching as a whole table: copy one state of a clean run into a corrupted run.
+
+For a site (resid_pre | attn_out | mlp_out) the table has one cell per (layer, position): the target's
+probability when that state of the corrupted run is replaced by the clean run's, and the normalised
+effect (p_patched - p_corrupt) / (p_clean - p_corrupt) (TransformerLens' patching metric).
+For the head site the cells are (layer, head): that head's z replaced at every position.
+
+What is reused: a patch at position p leaves positions before p untouched (causal attention), so a
+cell runs only positions p..P-1 on top of the corrupted run's cache truncated to p; all layers of one
+position go in one call as a batch; only the last position's logits are asked for (`last_logits`),
+so onnxruntime skips every hook and the LM head on the other positions. Layers below the patched one
+are recomputed (one graph; the batch makes that cheap).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpt2viz.core.hooks import LAST_LOGITS, block_hook, scale_input, shift_input
+from gpt2viz.core.interventions import SITES, InterventionError
+
+TABLE_SITES = ("resid_pre", "attn_out", "mlp_out", "head")
+
+
+class Cancelled(Exception):
+    """The caller's cancel flag was raised while the table was being computed."""
+
+
+@dataclass(frozen=True)
+class PatchingTable:
+    """The result of :func:`patching_table`.
+
+    Attributes
+    ----------
+    site : str
+    target : int
+        Target token id.
+    rows : int
+        Number of layers.
+    columns : tuple[str, ...]
+        What the columns are: "position" for resid_pre/attn_out/mlp_out, "head" for head.
+    prob : np.ndarray
+        [layers, positions] (or [layers, heads]) target probability after patching.
+    metric : np.ndarray
+        Same shape: (prob - corrupt_prob) / (clean_prob - corrupt_prob).
+    clean_prob, corrupt_prob : float
+    ms : float
+        Wall time of the whole table.
+    calls : int
+        Model calls made.
+    """
+
+    site: str
+    target: int
+    columns: str
+    prob: np.ndarray
+    metric: np.ndarray
+    clean_prob: float
+    corrupt_prob: float
+    ms: float
+    calls: int
+
+
+def _softmax_at(logits: np.ndarray, target: int) -> np.ndarray:
+    """Probability of ``target`` under each row of [..., V] logits (float64 for the tails)."""
+    x = logits.astype(np.float64)
+    x -= x.max(axis=-1, keepdims=True)
+    return np.exp(x[..., target]) / np.exp(x).sum(axis=-1)
+
+
+def _feed(model, ids: list[int], start: int, past_layers, batch: int) -> dict:
+    c = model.config
+    total = start + len(ids)
+    feed = {"input_ids": np.tile(np.asarray([ids], np.int64), (batch, 1))}
+    if "attention_mask" in model._inputs:
+        feed["attention_mask"] = np.ones((batch, total), np.int64)
+    if "position_ids" in model._inputs:
+        feed["position_ids"] = np.tile(np.arange(start, total, dtype=np.int64)[None], (batch, 1))
+    for L in range(c.n_layer):
+        k, v = past_layers[L]
+        feed[f"past_key_values.{L}.key"] = np.repeat(k, batch, axis=0)
+        feed[f"past_key_values.{L}.value"] = np.repeat(v, batch, axis=0)
+    return feed
+
+
+def patching_table(model, clean_ids, corrupt_ids, target: int, site: str, *,
+                   progress: Callable[[int, int], None] | None = None,
+                   cancel: Callable[[], bool] | None = None) -> PatchingTable:
+    """Patch every (layer, position) of ``site`` from the clean run into the corrupted run.
+
+    Parameters
+    ----------
+    model : gpt2viz.core.runtime.Model
+        A model folder of format 2 (with intervention inputs).
+    clean_ids, corrupt_ids : sequence of int
+        Two prompts of the same number of tokens.
+    target : int
+        The token whose probability at the last position is measured.
+    site : str
+        resid_pre | attn_out | mlp_out (cells: layer x position) or head (cells: layer x head, the
+        head's z patched at every position).
+    progress : callable(done, total), optional
+        Called after each model call.
+    cancel : callable() -> bool, optional
+        Polled before each call; when it returns True, :class:`Cancelled` is raised.
+
+    Returns
+    -------
+    PatchingTable
+    """
+    clean_ids, corrupt_ids = [int(t) for t in clean_ids], [int(t) for t in corrupt_ids]
+    if site not in TABLE_SITES:
+        raise InterventionError(f"site must be one of {', '.join(TABLE_SITES)}, not {site!r}")
+    if len(clean_ids) != len(corrupt_ids):
+        raise InterventionError(f"the clean prompt has {len(clean_ids)} tokens and the corrupted one "
+                                f"{len(corrupt_ids)}: patching needs equal lengths")
+    if not 0 <= int(target) < model.config.vocab_size:
+        raise InterventionError(f"target id {target} is outside the vocabulary")
+    if not model.supports_interventions:
+        model.intervention_feeds((), 0, 1)  # raises the upgrade message
+    c = model.config
+    n_layer, P = c.n_layer, len(clean_ids)
+    hook = SITES[site]
+    t0 = time.perf_counter()
+    names = [block_hook(L, hook) for L in range(n_layer)]
+    clean, _ = model.run(clean_ids, hooks=names)
+    corrupt, corrupt_cache = model.run(corrupt_ids, hooks=[])
+    p_clean = float(_softmax_at(clean.last_logits, target))
+    p_corrupt = float(_softmax_at(corrupt.last_logits, target))
+    present = [f"present.{L}.{kv}" for L in range(n_layer) for kv in ("key", "value")]
+    del present  # the patched runs need no cache back: only last_logits is requested
+
+    def run(ids, start, past_layers, extra, batch):
+        feed = _feed(model, ids, start, past_layers, batch)
+        feed.update(extra)
+        return model.session.run([LAST_LOGITS], feed)[0][:, -1]  # [B, V]
+
+    calls = 2
+    if site == "head":
+        H, D = c.n_head, c.d_head
+        prob = np.zeros((n_layer, H))
+        total = n_layer
+        empty = model.empty_cache().layers
+        for L in range(n_layer):
+            if cancel and cancel():
+                raise Cancelled()
+            z = clean["z", L]  # [P, H, D]
+            scale = np.ones((H, P, H, 1), np.float32)
+            shift = np.zeros((H, P, H, D), np.float32)
+            for h in range(H):  # batch row h patches head h at every position
+                scale[h, :, h] = 0.0
+                shift[h, :, h] = z[:, h]
+            logits = run(corrupt_ids, 0, empty, {scale_input(L, hook): scale, shift_input(L, hook): shift}, H)
+            prob[L] = _softmax_at(logits, target)
+            calls += 1
+            if progress:
+                progress(L + 1, total)
+        columns = "head"
+    else:
+        E = c.n_embd
+        prob = np.zeros((n_layer, P))
+        for p in range(P):
+            if cancel and cancel():
+                raise Cancelled()
+            past = corrupt_cache.truncated(p).layers
+            n = P - p
+            extra = {}
+            for L in range(n_layer):  # batch row L patches layer L at position p (row 0 of this call)
+                scale = np.ones((n_layer, n, 1), np.float32)
+                shift = np.zeros((n_layer, n, E), np.float32)
+                scale[L, 0] = 0.0
+                shift[L, 0] = clean[hook, L][p]
+                extra[scale_input(L, hook)], extra[shift_input(L, hook)] = scale, shift
+            logits = run(corrupt_ids[p:], p, past, extra, n_layer)
+            prob[:, p] = _softmax_at(logits, target)
+            calls += 1
+            if progress:
+                progress(p + 1, P)
+        columns = "position"
+    denom = p_clean - p_corrupt
+    metric = (prob - p_corrupt) / denom if abs(denom) > 1e-12 else np.full_like(prob, np.nan)
+    return PatchingTable(site, int(target), columns, prob, metric, p_clean, p_corrupt,
+                         (time.perf_counter() - t0) * 1000, calls)
