@@ -185,3 +185,39 @@ def patching_table(model, clean_ids, corrupt_ids, target: int, site: str, *,
     metric = (prob - p_corrupt) / denom if abs(denom) > 1e-12 else np.full_like(prob, np.nan)
     return PatchingTable(site, int(target), columns, prob, metric, p_clean, p_corrupt,
                          (time.perf_counter() - t0) * 1000, calls)
+
+
+def table_json(table: PatchingTable, tokenizer, clean_ids, corrupt_ids) -> dict:
+    """The `gpt2viz patch --json` object."""
+    tok = lambda ids: [tokenizer.token_text(int(t)) for t in ids]  # noqa: E731
+    n_layer = table.prob.shape[0]
+    cols = list(range(table.prob.shape[1]))
+    return {"site": table.site, "target_id": table.target, "target": tokenizer.token_text(table.target),
+            "tokens": {"clean": tok(clean_ids), "corrupt": tok(corrupt_ids)}, "layers": list(range(n_layer)),
+            "positions" if table.columns == "position" else "heads": cols,
+            **({"positions": list(range(len(clean_ids)))} if table.columns == "head" else {}),
+            "columns": table.columns,
+            "prob": table.prob.tolist(), "metric": [[None if np.isnan(x) else float(x) for x in row] for row in table.metric],
+            "clean_prob": table.clean_prob, "corrupt_prob": table.corrupt_prob, "ms": round(table.ms, 2),
+            "calls": table.calls}
+
+
+def format_table(table: PatchingTable, tokenizer, clean_ids, corrupt_ids) -> str:
+    """The table as text: one row per layer, the normalised effect per column, and the best cell."""
+    lines = [f"patching {table.site}: target {tokenizer.token_display(table.target)}  "
+             f"p(clean) {table.clean_prob:.4f}  p(corrupt) {table.corrupt_prob:.4f}  "
+             f"({table.calls} calls, {table.ms:.0f} ms)",
+             "normalised effect (p_patched - p_corrupt) / (p_clean - p_corrupt):"]
+    if table.columns == "position":
+        heads = [f"{tokenizer.token_display(int(a))}/{tokenizer.token_display(int(b))}" if a != b
+                 else tokenizer.token_display(int(a)) for a, b in zip(clean_ids, corrupt_ids)]
+    else:
+        heads = [f"head {h}" for h in range(table.prob.shape[1])]
+    w = max(8, *(len(h) for h in heads)) + 1
+    lines.append("layer " + "".join(f"{h:>{w}}" for h in heads))
+    for L, row in enumerate(table.metric):
+        lines.append(f"{L:5d} " + "".join(f"{x:>{w}.3f}" for x in row))
+    L, c = np.unravel_index(np.nanargmax(table.metric), table.metric.shape)
+    lines.append(f"best: layer {L}, {table.columns} {c} ({heads[c]}): p = {table.prob[L, c]:.4f}, "
+                 f"effect {table.metric[L, c]:.3f}")
+    return "\n".join(lines)
