@@ -300,3 +300,28 @@ def _sort_topologically(graph: onnx.GraphProto) -> None:
         pending = rest
     del graph.node[:]
     graph.node.extend(ordered)
+
+
+def strip_interventions(model: onnx.ModelProto) -> None:
+    """Undo :func:`add_interventions` in place: the graph as format 1 had it (for the benchmark's
+    side-by-side and the upgrade tests)."""
+    g = model.graph
+    mul_in = {n.output[0]: n.input[0] for n in g.node if n.name.startswith("/gpt2viz/iv/") and n.op_type == "Mul"}
+    add_in = {n.output[0]: mul_in[n.input[0]] for n in g.node if n.name.startswith("/gpt2viz/iv/") and n.op_type == "Add"}
+    keep = [n for n in g.node if not n.name.startswith(("/gpt2viz/iv/", "/gpt2viz/last/"))]
+    for n in keep:
+        for i, t in enumerate(n.input):
+            if t in add_in:
+                n.input[i] = add_in[t]
+    del g.node[:]
+    g.node.extend(keep)
+    drop = {i.name for i in g.input if i.name.endswith((".scale", ".shift"))}
+    inputs = [i for i in g.input if i.name not in drop]
+    del g.input[:]
+    g.input.extend(inputs)
+    inits = [i for i in g.initializer if i.name not in drop and i.name != "/gpt2viz/last_index"]
+    del g.initializer[:]
+    g.initializer.extend(inits)
+    outs = [o for o in g.output if o.name != "last_logits"]
+    del g.output[:]
+    g.output.extend(outs)
