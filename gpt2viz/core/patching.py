@@ -120,8 +120,7 @@ def patching_table(model, clean_ids, corrupt_ids, target: int, site: str, *,
                                 f"{len(corrupt_ids)}: patching needs equal lengths")
     if not 0 <= int(target) < model.config.vocab_size:
         raise InterventionError(f"target id {target} is outside the vocabulary")
-    if not model.supports_interventions:
-        model.intervention_feeds((), 0, 1)  # raises the upgrade message
+    session = model.intervention_session  # raises the upgrade message for an older folder
     c = model.config
     n_layer, P = c.n_layer, len(clean_ids)
     hook = SITES[site]
@@ -137,7 +136,7 @@ def patching_table(model, clean_ids, corrupt_ids, target: int, site: str, *,
     def run(ids, start, past_layers, extra, batch):
         feed = _feed(model, ids, start, past_layers, batch)
         feed.update(extra)
-        return model.session.run([LAST_LOGITS], feed)[0][:, -1]  # [B, V]
+        return session.run([LAST_LOGITS], feed)[0][:, -1]  # [B, V]
 
     calls = 2
     if site == "head":
