@@ -147,3 +147,8 @@ def test_patch_unequal_lengths_exit_2_with_both_tokenisations(capsys, tiny_model
                            "--site", "mlp_out", "--target", " Paris", "--model", str(tiny_model_dir))
     assert code == 2 and "clean 5 [The|␣capital|␣of|␣France|␣is]" in err and "corrupt 6" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_export_upgrade_refuses_a_current_folder(capsys, tiny_model_dir):
+    code, _, err = run_cli(capsys, "export", str(tiny_model_dir), "--upgrade")
+    assert code == 2 and "already format version 2" in err and len(err.strip().splitlines()) == 1

@@ -121,3 +121,16 @@ def test_parse_pair():
     for bad in ("3", "a.b", "1.2.3", "-1.2"):
         with pytest.raises(InterventionError, match="malformed"):
             parse_pair(bad, "L.H")
+
+
+def test_fresh_exports_record_their_intervention_inputs(exported):
+    import json
+
+    from gpt2viz.core.hooks import intervention_inputs
+
+    m = json.loads((exported["l4h2e24"] / "gpt2viz.json").read_text())
+    assert m["format_version"] == 2 and m["interventions"] == intervention_inputs(4)
+    model = Model(exported["l4h2e24"])
+    assert model.supports_interventions
+    names = {o.name for o in model.intervention_session.get_outputs()}
+    assert "last_logits" in names
