@@ -39,10 +39,8 @@ class PatchingTable:
     site : str
     target : int
         Target token id.
-    rows : int
-        Number of layers.
-    columns : tuple[str, ...]
-        What the columns are: "position" for resid_pre/attn_out/mlp_out, "head" for head.
+    columns : str
+        What the columns are: "position" for resid_pre/attn_out/mlp_out, "head" for head (rows are layers).
     prob : np.ndarray
         [layers, positions] (or [layers, heads]) target probability after patching.
     metric : np.ndarray
@@ -130,9 +128,7 @@ def patching_table(model, clean_ids, corrupt_ids, target: int, site: str, *,
     corrupt, corrupt_cache = model.run(corrupt_ids, hooks=[])
     p_clean = float(_softmax_at(clean.last_logits, target))
     p_corrupt = float(_softmax_at(corrupt.last_logits, target))
-    present = [f"present.{L}.{kv}" for L in range(n_layer) for kv in ("key", "value")]
-    del present  # the patched runs need no cache back: only last_logits is requested
-
+    # The patched runs need no cache back: requesting only last_logits lets onnxruntime skip the rest.
     def run(ids, start, past_layers, extra, batch):
         feed = _feed(model, ids, start, past_layers, batch)
         feed.update(extra)

@@ -83,8 +83,6 @@ class Model:
         # first time an intervention is asked for (then the weights are held twice).
         try:
             self.session, self._iv_inputs = self._open_sessions(path)
-        except ModelFolderError:
-            raise
         except Exception as e:  # onnxruntime raises its own exception types for bad graphs
             raise ModelFolderError(f"{self.folder / MODEL_FILE} cannot be loaded: {e}") from None
         self._iv_session = None
