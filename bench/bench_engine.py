@@ -8,6 +8,12 @@ round by round so machine noise hits all contenders alike:
     A  gpt2viz, onnxruntime, every hook returned
     B  gpt2viz, onnxruntime, logits (and KV cache) only
     C  transformers PyTorch eager, with hidden states and attentions
+    D  gpt2viz on the same export with the intervention inputs stripped (format 1's graph), every hook
+    E  the same stripped graph, logits only
+  A / D and B / E are the cost of the intervention inputs when no intervention is fed.
+
+  Then the activation patching table (resid_pre, --patch-len tokens) against layers x positions full
+  prefills (logits only), interleaved for --patch-rounds rounds.
 
 Needs the [export] extra.  python bench/bench_engine.py [--tiny] [--rounds 20]
 """
@@ -53,6 +59,8 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=20)
     p.add_argument("--prompt-len", type=int, default=32)
     p.add_argument("--work", type=Path, default=Path("build/bench"))
+    p.add_argument("--patch-len", type=int, default=8, help="prompt length of the patching table (default 8)")
+    p.add_argument("--patch-rounds", type=int, default=3)
     a = p.parse_args()
 
     import torch
@@ -64,6 +72,8 @@ def main() -> None:
     cfg = TINY if a.tiny else SMALL
     ck, folder = ensure_model(a.work, cfg)
     model = Model(folder, verify=False)
+    old = ensure_stripped(folder)
+    old_model = Model(old, verify=False)
     tm = load_checkpoint(ck)
     torch.set_num_threads(model.session.get_session_options().intra_op_num_threads or torch.get_num_threads())
     ids = list(np.random.default_rng(0).integers(0, 50257, a.prompt_len))
@@ -91,8 +101,21 @@ def main() -> None:
            output_hidden_states=True, output_attentions=True)
         return t0
 
+    def old_all():
+        _, cache = old_model.run(ids)
+        t0 = time.perf_counter()
+        old_model.run(nxt, cache)
+        return t0
+
+    def old_logits():
+        _, cache = old_model.run(ids, hooks=[])
+        t0 = time.perf_counter()
+        old_model.run(nxt, cache, hooks=[])
+        return t0
+
     contenders = {"A gpt2viz all hooks": ort_all, "B gpt2viz logits only": ort_logits,
-                  "C transformers eager + hidden + attn": torch_eager}
+                  "C transformers eager + hidden + attn": torch_eager,
+                  "D no intervention inputs, all hooks": old_all, "E no intervention inputs, logits": old_logits}
     pre = {k: [] for k in contenders}
     step = {k: [] for k in contenders}
     for fn in contenders.values():  # warm-up
@@ -112,10 +135,60 @@ def main() -> None:
     print(f"{'':40s} {'prefill ms':>11s} {'step ms':>9s}")
     for k, (pf, st) in med.items():
         print(f"{k:40s} {pf:11.1f} {st:9.1f}")
-    A, B, C = (med[k] for k in contenders)
+    A, B, C, D, E = (med[k] for k in contenders)
     print(f"ratio all hooks / logits only:        prefill {A[0] / B[0]:.2f}x   step {A[1] / B[1]:.2f}x")
     print(f"ratio all hooks / transformers eager: prefill {A[0] / C[0]:.2f}x   step {A[1] / C[1]:.2f}x"
           "   (below 1 = gpt2viz faster)")
+    print(f"ratio with / without intervention inputs (none fed), all hooks: prefill {A[0] / D[0]:.3f}x   "
+          f"step {A[1] / D[1]:.3f}x")
+    print(f"ratio with / without intervention inputs (none fed), logits only: prefill {B[0] / E[0]:.3f}x   "
+          f"step {B[1] / E[1]:.3f}x")
+    bench_patching(model, a.patch_len, a.patch_rounds)
+
+
+def ensure_stripped(folder: Path) -> Path:
+    """A copy of the export whose graph has the intervention inputs removed (format 1's graph)."""
+    import shutil
+
+    import onnx
+
+    from gpt2viz.core.export.surgery import strip_interventions
+
+    old = folder.with_name(folder.name + "-no-interventions")
+    if not (old / "gpt2viz.json").exists():
+        old.mkdir(exist_ok=True)
+        for f in folder.iterdir():
+            if f.name != "model.onnx":
+                shutil.copy(f, old / f.name)
+        g = onnx.load(str(folder / "model.onnx"), load_external_data=True)
+        strip_interventions(g)
+        onnx.save_model(g, str(old / "model.onnx"))
+    return old
+
+
+def bench_patching(model, n: int, rounds: int) -> None:
+    """The patching table against layers x positions full prefills of the corrupted prompt."""
+    from gpt2viz.core.patching import patching_table
+
+    rng = np.random.default_rng(1)
+    clean = [int(t) for t in rng.integers(0, 50257, n)]
+    corrupt = list(clean)
+    corrupt[n // 2] = (corrupt[n // 2] + 1) % 50257
+    L = model.config.n_layer
+    table_ms, naive_ms = [], []
+    patching_table(model, clean, corrupt, 6342, "resid_pre")  # warm-up
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        patching_table(model, clean, corrupt, 6342, "resid_pre")
+        t1 = time.perf_counter()
+        for _ in range(L * n):
+            model.run(corrupt, hooks=[])
+        t2 = time.perf_counter()
+        table_ms.append((t1 - t0) * 1000)
+        naive_ms.append((t2 - t1) * 1000)
+    t, f = statistics.median(table_ms), statistics.median(naive_ms)
+    print(f"patching table resid_pre, {L} layers x {n} positions: {t:.0f} ms; {L * n} full prefills "
+          f"(logits only): {f:.0f} ms; ratio {t / f:.2f}x (median of {rounds} interleaved rounds)")
 
 
 if __name__ == "__main__":

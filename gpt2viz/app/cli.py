@@ -49,12 +49,27 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling; 1.0 = off (default)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--json", action="store_true", help="one JSON object per step")
+    r.add_argument("--ablate-head", action="append", default=[], metavar="L.H", help="zero head H of block L (repeatable)")
+    r.add_argument("--mean-ablate-head", action="append", default=[], metavar="L.H",
+                   help="set head H of block L to its mean over the prompt (repeatable)")
+    r.add_argument("--ablate-neuron", action="append", default=[], metavar="L.N",
+                   help="zero MLP neuron N of block L (repeatable)")
+
+    pa = sub.add_parser("patch", help="activation patching table: clean state copied into a corrupted run")
+    pa.add_argument("--clean", required=True)
+    pa.add_argument("--corrupt", required=True)
+    pa.add_argument("--site", required=True, choices=["resid_pre", "attn_out", "mlp_out", "head"])
+    pa.add_argument("--target", required=True, help="the token whose probability is measured, e.g. ' Paris'")
+    _add_model(pa)
+    pa.add_argument("--json", action="store_true", help="one JSON object")
 
     e = sub.add_parser("export", help="export a GPT-2 checkpoint (hub id or local folder) to a model folder")
     e.add_argument("source", help="gpt2, distilgpt2, gpt2-medium, gpt2-large, gpt2-xl, a hub id, or a folder")
     e.add_argument("--out", type=Path, help="model folder to write (default: the user models folder)")
     e.add_argument("--name", help="display name (default: the folder name)")
     e.add_argument("--force", action="store_true", help="replace an existing folder")
+    e.add_argument("--upgrade", action="store_true",
+                   help="SOURCE is a gpt2viz model folder: add intervention inputs in place (no torch needed)")
 
     sn = sub.add_parser("snapshot", help="render a view of the app to PNG or SVG, headless (same widgets, offscreen)")
     sn.add_argument("--prompt", required=True)
@@ -116,8 +131,12 @@ def cmd_run(a) -> int:
     settings = SamplingSettings(a.temperature, a.top_k, a.top_p, a.seed)
     model = _open_model(a.model)
     tok = model.tokenizer
-    gen = Generator(model, hooks=[])  # headless: logits only
+    from gpt2viz.commands.interventions import describe_all, from_args
+
+    ivs = from_args(a, model)
+    gen = Generator(model, hooks=[], interventions=ivs)  # headless: logits only
     gen.start(tok.encode(a.prompt))
+    forward_ms = gen.current.elapsed_ms  # the call that produced the distribution of the next choice
     if not a.json:
         print(f"prompt: {len(gen.tokens)} tokens · model {model.name} · temperature {settings.temperature} · "
               f"top-k {settings.top_k or 'off'} · top-p {settings.top_p} · seed {settings.seed}")
@@ -134,11 +153,13 @@ def cmd_run(a) -> int:
             print(json.dumps({"step": i + 1, "position": len(frame.tokens) - 1, "token_id": chosen,
                               "token": tok.token_text(chosen), "prob": float(dist.raw[chosen]),
                               "sampled_prob": float(dist.final[chosen]), "top": top,
-                              "elapsed_ms": round(frame.elapsed_ms, 2)}, ensure_ascii=False), flush=True)
+                              "elapsed_ms": round(frame.elapsed_ms, 2), "ms": round(forward_ms, 2),
+                              "interventions": describe_all(ivs)}, ensure_ascii=False), flush=True)
         else:
             print(f"step {i + 1}: {tok.token_display(chosen)!s}  (p={dist.raw[chosen]:.1%})")
             for r, c in enumerate(top, 1):
                 print(f"   {r:2d}. {tok.token_display(c['id']):<16} {c['prob']:7.2%}   after settings {c['sampled_prob']:7.2%}")
+        forward_ms = frame.elapsed_ms
     if not a.json:
         print("text: " + tok.decode(list(gen.tokens)))
     return 0
@@ -147,6 +168,12 @@ def cmd_run(a) -> int:
 def cmd_export(a) -> int:
     from gpt2viz.core.locations import user_models_dir
 
+    if a.upgrade:
+        from gpt2viz.core.export.upgrade import upgrade_folder
+
+        upgrade_folder(Path(a.source), progress=lambda m: print(m, file=sys.stderr))
+        print(Path(a.source).resolve())
+        return 0
     try:
         from gpt2viz.core.export.exporter import ExportError, export_model
         import optimum.exporters.onnx  # noqa: F401
@@ -200,8 +227,14 @@ def cmd_app(a) -> int:
     return run_app(a.model, prompt=a.prompt, steps=max(0, a.steps))
 
 
+def cmd_patch(a) -> int:
+    from gpt2viz.commands.patch import run_patch
+
+    return run_patch(a, _open_model(a.model))
+
+
 COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models,
-            "snapshot": cmd_snapshot}
+            "snapshot": cmd_snapshot, "patch": cmd_patch}
 
 
 def main(argv: list[str] | None = None) -> int:

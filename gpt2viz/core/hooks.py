@@ -108,3 +108,38 @@ def concrete_shape(letters: str, dims: Dims, positions: int, keys: int, batch: i
     values = {"B": batch, "P": positions, "K": keys, "H": dims.n_head, "D": dims.d_head,
               "E": dims.d_model, "M": dims.d_mlp, "V": dims.vocab_size}
     return tuple(values[ch] for ch in letters.split())
+
+
+# --- Intervention inputs -------------------------------------------------------------------------
+# Hooks that accept an intervention, with their shapes. At each the graph computes
+# x' = x * scale + shift, where `{hook}.scale` and `{hook}.shift` are optional graph inputs
+# (overridable initializers: ones / zeros of shape [1, 1, 1(, 1)], broadcast against x), and every
+# consumer of x, including the hook output itself, reads x' (TransformerLens: a hook shows the value
+# after its intervention). `blocks.{L}.hook_resid_post` of block L-1 is the same tensor as
+# `blocks.{L}.hook_resid_pre`, but it keeps showing the value *before* block L's resid_pre intervention.
+INTERVENTION_HOOKS: tuple[tuple[str, str], ...] = (
+    ("hook_resid_pre", "B P E"),
+    ("attn.hook_z", "B P H D"),
+    ("hook_attn_out", "B P E"),
+    ("mlp.hook_post", "B P M"),
+    ("hook_mlp_out", "B P E"),
+)
+
+# Logits of the last position only, [B, 1, V]: the LM head applied to one position instead of P, for
+# analyses that need only the next-token distribution (activation patching).
+LAST_LOGITS = "last_logits"
+
+
+def scale_input(layer: int, hook: str) -> str:
+    """Name of the graph input that multiplies ``blocks.{layer}.{hook}`` (default ones)."""
+    return f"{block_hook(layer, hook)}.scale"
+
+
+def shift_input(layer: int, hook: str) -> str:
+    """Name of the graph input added to ``blocks.{layer}.{hook}`` after the scale (default zeros)."""
+    return f"{block_hook(layer, hook)}.shift"
+
+
+def intervention_inputs(n_layer: int) -> list[str]:
+    """Every intervention input name of a model with ``n_layer`` blocks."""
+    return [f(layer, h) for layer in range(n_layer) for h, _ in INTERVENTION_HOOKS for f in (scale_input, shift_input)]

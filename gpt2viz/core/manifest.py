@@ -10,7 +10,10 @@ from pathlib import Path
 from gpt2viz.core.hooks import Dims
 
 FORMAT = "gpt2viz-model"
-FORMAT_VERSION = 1
+# 2: intervention inputs (`blocks.{L}.{hook}.scale|shift`) and the `last_logits` output. Version 1 folders
+# still open and run; asking them for an intervention says how to upgrade them (`gpt2viz export DIR --upgrade`).
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 MANIFEST = "gpt2viz.json"
 MODEL_FILE = "model.onnx"
 DATA_FILE = "model.onnx.data"
@@ -69,7 +72,7 @@ def read_manifest(folder: Path) -> dict:
         raise ModelFolderError(f"{path} is unreadable: {e}") from None
     if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise ModelFolderError(f"{path} is not a gpt2viz manifest")
-    if m.get("format_version") != FORMAT_VERSION:
+    if m.get("format_version") not in READABLE_VERSIONS:
         raise ModelFolderError(f"{path} has format version {m.get('format_version')}; this gpt2viz "
                                f"reads version {FORMAT_VERSION}: export the model again")
     for f in (MODEL_FILE, TOKENIZER_FILE):

@@ -10,7 +10,7 @@ import numpy as np
 import onnxruntime as ort
 
 from gpt2viz.core.hooks import hook_names
-from gpt2viz.core.manifest import (MODEL_FILE, TOKENIZER_FILE, ModelConfig, ModelFolderError, config_of,
+from gpt2viz.core.manifest import (DATA_FILE, MODEL_FILE, TOKENIZER_FILE, ModelConfig, ModelFolderError, config_of,
                                    read_manifest, verify_files)
 from gpt2viz.core.tokenizer import GPT2Tokenizer
 from gpt2viz.core.trace import Trace
@@ -74,11 +74,18 @@ class Model:
         # onnxruntime's pool threads spin for a while after each run by default; in the app that
         # burns a core the GUI thread needs to redraw between steps (measured: 3x fewer tokens/s).
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._opts = opts
+        path = self.folder / MODEL_FILE
+        # A format-2 graph carries the intervention inputs. Fed with their no-op defaults they still
+        # cost 60-120 tiny Mul/Add nodes per call (measured on GPT-2 small: a cached step 1.30x), so
+        # calls without interventions run the same graph with those nodes stripped (built in memory
+        # from the file; today's graph exactly), and the intervention graph gets its own session the
+        # first time an intervention is asked for (then the weights are held twice).
         try:
-            self.session = ort.InferenceSession(str(self.folder / MODEL_FILE), opts,
-                                                providers=["CPUExecutionProvider"])
+            self.session, self._iv_inputs = self._open_sessions(path)
         except Exception as e:  # onnxruntime raises its own exception types for bad graphs
             raise ModelFolderError(f"{self.folder / MODEL_FILE} cannot be loaded: {e}") from None
+        self._iv_session = None
         outputs = {o.name for o in self.session.get_outputs()}
         missing = [h for h in hook_names(self.config.n_layer) if h not in outputs]
         if missing:
@@ -86,6 +93,36 @@ class Model:
                                    "export it again with `gpt2viz export`")
         self.hook_names = hook_names(self.config.n_layer)
         self._inputs = {i.name for i in self.session.get_inputs()}
+        self.supports_interventions = bool(self._iv_inputs)
+
+    def _open_sessions(self, path: Path):
+        import onnx
+
+        from gpt2viz.core.export.surgery import strip_interventions
+        from gpt2viz.core.hooks import intervention_inputs
+
+        providers = ["CPUExecutionProvider"]
+        if (self.folder / DATA_FILE).exists():  # > 2 GB: one session on the file (no in-memory copy)
+            sess = ort.InferenceSession(str(path), self._opts, providers=providers)
+            self._iv_session = sess
+            return sess, {i.name for i in sess.get_overridable_initializers()}
+        proto = onnx.load(str(path))
+        names = {i.name for i in proto.graph.input}
+        ivs = set(intervention_inputs(self.config.n_layer)) & names
+        if ivs:
+            strip_interventions(proto)
+        sess = ort.InferenceSession(proto.SerializeToString(), self._opts, providers=providers)
+        return sess, ivs
+
+    @property
+    def intervention_session(self):
+        """The onnxruntime session of the graph with intervention inputs (opened on first use)."""
+        if not self.supports_interventions:
+            self.intervention_feeds((), 0, 1)  # raises the upgrade message
+        if self._iv_session is None:
+            self._iv_session = ort.InferenceSession(str(self.folder / MODEL_FILE), self._opts,
+                                                    providers=["CPUExecutionProvider"])
+        return self._iv_session
 
     def __repr__(self) -> str:
         return f"Model({self.name!r}, {self.n_params:,} params, {self.folder})"
@@ -97,7 +134,7 @@ class Model:
         return KVCache(tuple((z, z) for _ in range(c.n_layer)))
 
     def run(self, input_ids: Sequence[int], past: KVCache | None = None, *, hooks: Sequence[str] | None = None,
-            keep_all_logits: bool = False) -> tuple[Trace, KVCache]:
+            keep_all_logits: bool = False, interventions=(), means=None) -> tuple[Trace, KVCache]:
         """Run the positions ``input_ids`` after the cached ``past``; return their trace and the new cache.
 
         Parameters
@@ -110,6 +147,12 @@ class Model:
             Which hooks to return; default all. ``logits`` is always computed.
         keep_all_logits : bool
             Keep logits of every position; by default only the last position's (``trace.last_logits``).
+        interventions : tuple of gpt2viz.core.interventions.Intervention, optional
+            Changes made inside the graph for this call's positions (absolute positions: a step after a
+            cache computed under the same interventions continues it consistently). Hooks show the
+            values after the intervention. Empty: the graph's own numbers, unchanged.
+        means : dict, optional
+            (layer, head) -> [D] mean z for mean ablations (``interventions.mean_activations``).
         """
         ids = [int(t) for t in input_ids]
         if not ids:
@@ -130,14 +173,28 @@ class Model:
         for layer, (k, v) in enumerate(past.layers):
             feed[f"past_key_values.{layer}.key"] = k
             feed[f"past_key_values.{layer}.value"] = v
+        session = self.session
+        if interventions:
+            feed.update(self.intervention_feeds(interventions, past.length, len(ids), means))
+            session = self.intervention_session
         wanted = list(self.hook_names if hooks is None else dict.fromkeys([*hooks, "logits"]))
         present_names = [f"present.{L}.{kv}" for L in range(self.config.n_layer) for kv in ("key", "value")]
-        values = self.session.run(wanted + present_names, feed)
+        values = session.run(wanted + present_names, feed)
         outputs = dict(zip(wanted, values[: len(wanted)]))
         pres = values[len(wanted):]
         cache = KVCache(tuple((pres[2 * L], pres[2 * L + 1]) for L in range(self.config.n_layer)))
         trace = Trace.from_outputs(ids, past.length, outputs, keep_all_logits)
         return trace, cache
+
+    def intervention_feeds(self, interventions, start: int, length: int, means=None) -> dict:
+        """Checked graph inputs for ``interventions`` over positions ``start .. start+length-1``."""
+        from gpt2viz.core.interventions import InterventionError, feeds, validate
+
+        if not self.supports_interventions:
+            raise InterventionError(f"{self.folder} was exported before gpt2viz supported interventions: "
+                                    f"upgrade it with `gpt2viz export {self.folder} --upgrade` or export it again")
+        validate(interventions, self.config.dims, self.config.n_positions)
+        return feeds(interventions, start, length, self.config.dims, means)
 
     def summary(self) -> dict:
         """Name, size and source, for `gpt2viz models` and the status bar."""

@@ -33,6 +33,7 @@ class Frame:
     trace: Trace = field(repr=False)
     elapsed_ms: float
     forced: bool = False
+    interventions: tuple = ()
 
     @property
     def logits(self) -> np.ndarray:
@@ -73,11 +74,17 @@ class Generator:
         The opened model.
     hooks : sequence of str, optional
         Hooks to keep in each frame's trace; default all (what the app shows).
+    interventions : tuple of Intervention, optional
+        Changes made inside the graph for every call (see :meth:`set_interventions`).
     """
 
-    def __init__(self, model: Model, hooks=None):
+    def __init__(self, model: Model, hooks=None, interventions=()):
         self.model = model
         self.hooks = hooks
+        self.interventions: tuple = tuple(interventions)
+        self._means: dict = {}
+        if self.interventions:
+            _check(model, self.interventions)
         self.frames: list[Frame] = []
         self.prompt_len = 0
         self._cache: KVCache | None = None  # the longest cache computed; shorter states slice it
@@ -94,11 +101,38 @@ class Generator:
         if len(ids) > limit:
             raise ContextLimitError(f"the prompt is {len(ids)} tokens; {self.model.name} reads at most {limit}. "
                                     "Shorten it.")
+        from gpt2viz.core.interventions import mean_activations
+
+        # Mean ablation uses the head's mean over the prompt's positions in a run without
+        # interventions; it stays fixed while generating, so cached steps stay consistent.
+        self._means = mean_activations(self.model, ids, self.interventions)
         t0 = time.perf_counter()
-        trace, cache = self.model.run(ids, None, hooks=self.hooks)
-        frame = Frame(tuple(ids), trace, (time.perf_counter() - t0) * 1000)
+        trace, cache = self.model.run(ids, None, hooks=self.hooks, interventions=self.interventions, means=self._means)
+        frame = Frame(tuple(ids), trace, (time.perf_counter() - t0) * 1000, interventions=self.interventions)
         self.frames, self.prompt_len, self._cache = [frame], len(ids), cache
         return frame
+
+    def set_interventions(self, interventions) -> Frame | None:
+        """Put ``interventions`` in force. The cache depends on them, so when a prompt has run, the
+        prompt is run again and every generated token is stepped again (the same tokens, forced or
+        not as before) under the new interventions: the text stays, its numbers change. Back and
+        Reset then walk the new frames. Returns the new current frame (None before any prompt)."""
+        interventions = tuple(interventions)
+        from gpt2viz.core.interventions import validate
+
+        validate(interventions, self.model.config.dims, self.model.config.n_positions)
+        if interventions == self.interventions:
+            return self.frames[-1] if self.frames else None
+        if interventions:
+            _check(self.model, interventions)
+        self.interventions = interventions
+        if not self.frames:
+            return None
+        old = self.frames[1:]
+        self.start(list(self.frames[0].tokens))
+        for f in old:
+            self._run_step(f.tokens[-1], f.forced)
+        return self.current
 
     @property
     def current(self) -> Frame:
@@ -129,11 +163,15 @@ class Generator:
             _, token = self.preview(settings)
         elif not 0 <= int(token) < self.model.config.vocab_size:
             raise ValueError(f"token id {token} is outside the vocabulary")
+        return self._run_step(int(token), forced)
+
+    def _run_step(self, token: int, forced: bool) -> Frame:
         n = len(self.tokens)
         past = self._cache if self._cache.length == n else self._cache.truncated(n)
         t0 = time.perf_counter()
-        trace, cache = self.model.run([int(token)], past, hooks=self.hooks)
-        frame = Frame(self.tokens + (int(token),), trace, (time.perf_counter() - t0) * 1000, forced)
+        trace, cache = self.model.run([token], past, hooks=self.hooks, interventions=self.interventions,
+                                      means=self._means)
+        frame = Frame(self.tokens + (token,), trace, (time.perf_counter() - t0) * 1000, forced, self.interventions)
         self.frames.append(frame)
         self._cache = cache
         return frame
@@ -156,6 +194,14 @@ class Generator:
     def kv_cache_bytes(self) -> int:
         """Memory the KV cache of the current context takes."""
         return len(self.tokens) * self.model.config.kv_bytes_per_token()
+
+
+def _check(model: Model, interventions) -> None:
+    """Fail early (before any run) when the model cannot take these interventions or they are out of range."""
+    from gpt2viz.core.interventions import needs_means
+
+    means = {k: np.zeros(model.config.d_head, np.float32) for k in needs_means(interventions)}
+    model.intervention_feeds(interventions, 0, 1, means)
 
 
 def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.ndarray:

@@ -96,3 +96,59 @@ def test_module_and_script_entry_points(tiny_model_dir):
     p = subprocess.run([sys.executable, "-m", "gpt2viz", "run", "--prompt", "x", "--top-p", "7",
                         "--model", str(tiny_model_dir)], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def test_run_with_ablations_json_reports_ms_and_interventions(capsys, exported):
+    model = str(exported["l3h4e32"])
+    base = ["run", "--prompt", "The capital of France is", "--model", model, "--steps", "2", "--temperature", "0", "--json"]
+    code, out, _ = run_cli(capsys, *base)
+    plain = [json.loads(x) for x in out.splitlines()]
+    code, out, _ = run_cli(capsys, *base, "--ablate-head", "1.2", "--ablate-head", "0.0", "--mean-ablate-head", "2.1",
+                           "--ablate-neuron", "2.47")
+    steps = [json.loads(x) for x in out.splitlines()]
+    assert code == 0 and len(steps) == 2
+    for s in steps:
+        assert {"step", "position", "token_id", "token", "prob", "sampled_prob", "top", "ms", "interventions"} <= set(s)
+        assert s["ms"] > 0
+    kinds = [(i["kind"], i["layer"]) for i in steps[0]["interventions"]]
+    assert kinds == [("head_ablation", 1), ("head_ablation", 0), ("head_ablation", 2), ("neuron_ablation", 2)]
+    assert steps[0]["interventions"][2]["mode"] == "mean"
+    assert plain[0]["interventions"] == [] and steps[0]["prob"] != plain[0]["prob"]
+
+
+@pytest.mark.parametrize("flag,spec,msg", [("--ablate-head", "3.0", "layer 3"), ("--ablate-head", "0.4", "head 4"),
+                                           ("--ablate-neuron", "0.48", "neuron 48"), ("--ablate-head", "x", "malformed"),
+                                           ("--mean-ablate-head", "1.2.3", "malformed")])
+def test_bad_intervention_specs_exit_2(capsys, exported, flag, spec, msg):
+    code, _, err = run_cli(capsys, "run", "--prompt", "Hi", "--model", str(exported["l3h4e32"]), flag, spec)
+    assert code == 2 and msg in err and len(err.strip().splitlines()) == 1
+
+
+def test_patch_json_table(capsys, exported):
+    code, out, _ = run_cli(capsys, "patch", "--clean", "The capital of France is", "--corrupt",
+                           "The capital of Germany is", "--site", "resid_pre", "--target", " Paris",
+                           "--model", str(exported["l3h4e32"]), "--json")
+    t = json.loads(out)
+    assert code == 0 and t["site"] == "resid_pre" and t["target_id"] == 6342 and t["target"] == " Paris"
+    assert t["tokens"]["corrupt"][3] == " Germany" and t["layers"] == [0, 1, 2] and t["positions"] == [0, 1, 2, 3, 4]
+    assert len(t["prob"]) == 3 and len(t["prob"][0]) == 5 and len(t["metric"][2]) == 5
+    # patching the whole residual at the differing token in block 0 restores the clean run exactly
+    assert t["metric"][0][3] == pytest.approx(1.0, abs=1e-4)
+    assert t["metric"][0][0] == pytest.approx(0.0, abs=1e-6)  # positions that agree change nothing
+    assert {"clean_prob", "corrupt_prob", "ms"} <= set(t)
+    code, out, _ = run_cli(capsys, "patch", "--clean", "The capital of France is", "--corrupt",
+                           "The capital of Germany is", "--site", "head", "--target", " Paris",
+                           "--model", str(exported["l3h4e32"]))
+    assert code == 0 and "head 3" in out and "best:" in out
+
+
+def test_patch_unequal_lengths_exit_2_with_both_tokenisations(capsys, tiny_model_dir):
+    code, _, err = run_cli(capsys, "patch", "--clean", "The capital of France is", "--corrupt", "The capital of the USA is",
+                           "--site", "mlp_out", "--target", " Paris", "--model", str(tiny_model_dir))
+    assert code == 2 and "clean 5 [The|␣capital|␣of|␣France|␣is]" in err and "corrupt 6" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_export_upgrade_refuses_a_current_folder(capsys, tiny_model_dir):
+    code, _, err = run_cli(capsys, "export", str(tiny_model_dir), "--upgrade")
+    assert code == 2 and "already format version 2" in err and len(err.strip().splitlines()) == 1

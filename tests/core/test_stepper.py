@@ -82,3 +82,55 @@ def test_hook_at_joins_prefill_and_steps(tiny_model_dir):
         np.testing.assert_allclose(h.hook_at(("resid_post", 0), pos), full["resid_post", 0][pos], atol=1e-4)
     with pytest.raises(IndexError):
         h.hook_at("hook_embed", 6)
+
+
+def test_interventions_rerun_prompt_and_steps_consistently(exported):
+    from gpt2viz.core.interventions import HeadAblation, NeuronAblation
+
+    model = Model(exported["l3h4e32"])
+    ivs = (HeadAblation(1, 2), HeadAblation(0, 1, mode="mean"), NeuronAblation(2, 5))
+    s = SamplingSettings(temperature=0)
+    g = Generator(model)
+    g.start(PROMPT)
+    plain = [g.step(s) for _ in range(3)]
+    g.back()
+    frame = g.set_interventions(ivs)
+    # same text, new numbers: the prompt and the kept generated tokens were run again
+    assert frame.tokens == plain[1].tokens and frame.interventions == ivs and len(g.frames) == 3
+    assert not np.allclose(frame.logits, plain[1].logits)
+    # a step continues the cache computed under the interventions: equal to one run of the whole text
+    nxt = g.step(s)
+    fresh = Generator(model, interventions=ivs)
+    fresh.start(list(PROMPT))
+    for t in nxt.tokens[len(PROMPT):]:
+        last = fresh.step(s, token=t)
+    np.testing.assert_allclose(nxt.logits, last.logits, atol=1e-5)
+    assert np.all(nxt.trace["z", 1][:, 2] == 0)
+    assert g.reset().interventions == ivs and g.reset().tokens == tuple(PROMPT)
+    back = g.set_interventions(())
+    assert back is g.frames[0] and back.interventions == ()
+    np.testing.assert_allclose(g.frames[0].logits, Generator(model).start(PROMPT).logits, atol=1e-6)
+
+
+def test_old_folder_says_how_to_upgrade_and_upgrade_works(exported, tmp_path):
+    import shutil
+
+    from gpt2viz.core.export.upgrade import upgrade_folder
+    from gpt2viz.core.interventions import HeadAblation, InterventionError
+    from tests.core.upgrade_helpers import downgrade
+
+    old = tmp_path / "old"
+    shutil.copytree(exported["l2h2e16"], old)
+    downgrade(old)
+    m = Model(old)
+    assert not m.supports_interventions
+    before, _ = m.run(PROMPT)  # reading still works
+    with pytest.raises(InterventionError, match="--upgrade"):
+        Generator(m, interventions=(HeadAblation(0, 0),))
+    upgrade_folder(old, progress=lambda s: None)
+    m2 = Model(old)  # sha256 in the manifest was updated
+    after, _ = m2.run(PROMPT)
+    for k in before:
+        np.testing.assert_array_equal(before[k], after[k])
+    abl, _ = m2.run(PROMPT, interventions=(HeadAblation(0, 0),))
+    assert np.all(abl["z", 0][:, 0] == 0)

@@ -75,3 +75,24 @@ def test_tokenizer_rebuild_script_matches_committed(tmp_path):
     a = json.loads(out.read_text())
     b = json.loads((bundled_models_dir() / "atlas" / "tokenizer.json").read_text())
     assert a == b
+
+
+def test_atlas_takes_interventions_block0_head3_carries_france(atlas):
+    """The bundled folder was upgraded in place (format 2): ablation and patching work on it."""
+    import numpy as np
+
+    from gpt2viz.core.interventions import HeadAblation
+    from gpt2viz.core.patching import patching_table
+
+    ids = atlas.tokenizer.encode("The capital of France is")
+
+    def p_paris(ivs):
+        x = atlas.run(ids, interventions=ivs)[0].last_logits.astype(np.float64)
+        e = np.exp(x - x.max())
+        return e[6342] / e.sum()
+
+    c = atlas.config
+    probs = {(L, H): p_paris((HeadAblation(L, H),)) for L in range(c.n_layer) for H in range(c.n_head)}
+    assert min(probs, key=probs.get) == (0, 3) and probs[(0, 3)] < 0.1
+    t = patching_table(atlas, ids, atlas.tokenizer.encode("The capital of Germany is"), 6342, "resid_pre")
+    assert t.metric[0, 3] > 0.99 and all(t.metric[L, 4] > 0.99 for L in range(1, c.n_layer))

@@ -154,7 +154,7 @@ def export_model(source: str, out: Path, *, name: str | None = None, force: bool
     import torch
     from optimum.exporters.onnx import onnx_export_from_model
 
-    from gpt2viz.core.export.surgery import GraphStructureError, expose_hooks
+    from gpt2viz.core.export.surgery import GraphStructureError, add_interventions, expose_hooks
     from gpt2viz.core.tokenizer import GPT2Tokenizer
 
     out = Path(out).expanduser().resolve()
@@ -182,6 +182,7 @@ def export_model(source: str, out: Path, *, name: str | None = None, force: bool
         dims = {"H": cfg.n_head, "D": cfg.n_embd // cfg.n_head, "E": cfg.n_embd, "M": d_mlp, "V": cfg.vocab_size}
         try:
             tensors = expose_hooks(graph, cfg.n_layer, dims)
+            iv_inputs = add_interventions(graph, cfg.n_layer)
         except GraphStructureError as e:
             raise ExportError(f"unexpected graph structure: {e}") from None
         weight_bytes = sum(int(np.prod(t.dims)) * 4 for t in graph.graph.initializer)
@@ -207,7 +208,7 @@ def export_model(source: str, out: Path, *, name: str | None = None, force: bool
             "name": name or out.name, "source": source,
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "config": config, "n_params": n_params,
-            "hooks": hook_shapes(cfg.n_layer), "hook_tensors": tensors,
+            "hooks": hook_shapes(cfg.n_layer), "hook_tensors": tensors, "interventions": iv_inputs,
             "files": {f.name: sha256_file(f) for f in sorted(final.iterdir()) if f.name in (MODEL_FILE, DATA_FILE)},
             "exporter": _versions(),
         }

@@ -19,8 +19,41 @@ def _heads(x: torch.Tensor, n_head: int) -> torch.Tensor:
     return x.reshape(b, p, n_head, e // n_head)
 
 
+def _intervene(x: torch.Tensor, ivs, kind: str, past_len: int, means) -> torch.Tensor:
+    """Apply the interventions of one hook to a torch activation, written from their definitions
+    (independently of the ONNX feeds, so the oracle checks those too). ``kind``: the hook."""
+    from gpt2viz.core.interventions import HeadAblation, NeuronAblation, Patch, SITES, Steer
+
+    x = x.clone()
+    P = x.shape[1]
+
+    def rows(positions):
+        return list(range(P)) if positions is None else [p - past_len for p in positions if 0 <= p - past_len < P]
+
+    for iv in ivs:
+        if isinstance(iv, HeadAblation) and kind == "attn.hook_z":
+            value = 0.0 if iv.mode == "zero" else torch.as_tensor(np.asarray(means[(iv.layer, iv.head)]))
+            for r in rows(iv.positions):
+                x[:, r, iv.head] = value
+        elif isinstance(iv, NeuronAblation) and kind == "mlp.hook_post":
+            for r in rows(iv.positions):
+                x[:, r, iv.neuron] = iv.value
+        elif isinstance(iv, Patch) and SITES[iv.site] == kind:
+            for r in rows([iv.position]):
+                src = torch.tensor(iv.source, dtype=x.dtype)
+                if iv.site == "head":
+                    x[:, r, iv.head] = src
+                else:
+                    x[:, r] = src
+        elif isinstance(iv, Steer) and kind == "hook_resid_pre":
+            for r in rows(iv.positions):
+                x[:, r] = x[:, r] + iv.scale * torch.tensor(iv.vector, dtype=x.dtype)
+    return x
+
+
 @torch.no_grad()
-def reference_hooks(model, input_ids: np.ndarray, past: list[tuple[np.ndarray, np.ndarray]] | None = None):
+def reference_hooks(model, input_ids: np.ndarray, past: list[tuple[np.ndarray, np.ndarray]] | None = None,
+                    interventions=(), means=None):
     """Run a transformers GPT2LMHeadModel (eager attention) and collect every hook as numpy.
 
     Parameters
@@ -31,6 +64,12 @@ def reference_hooks(model, input_ids: np.ndarray, past: list[tuple[np.ndarray, n
         [B, P] token ids.
     past : list of (key, value), optional
         Per layer, [B, H, past, D] arrays from an earlier call's cache.
+    interventions : tuple of Intervention, optional
+        Done with torch forward hooks registered before the recording ones (so every hook records the
+        value after the intervention): block pre-hook (resid_pre), c_proj pre-hook (z, per head),
+        act hook (post), attn / mlp hooks (attn_out / mlp_out).
+    means : dict, optional
+        (layer, head) -> [D] mean z for mean ablations.
 
     Returns
     -------
@@ -66,6 +105,31 @@ def reference_hooks(model, input_ids: np.ndarray, past: list[tuple[np.ndarray, n
         return hook
 
     tr = model.transformer
+    for layer, block in enumerate(tr.h):
+        mine = [iv for iv in interventions if iv.layer == layer]
+        if not mine:
+            continue
+
+        def pre_block(_m, args, ivs=mine):
+            return (_intervene(args[0], ivs, "hook_resid_pre", past_len, means), *args[1:])
+
+        def pre_cproj(_m, args, ivs=mine):
+            b, p, e = args[0].shape
+            z = _intervene(_heads(args[0], n_head), ivs, "attn.hook_z", past_len, means)
+            return (z.reshape(b, p, e), *args[1:])
+
+        def post_act(_m, _i, o, ivs=mine):
+            return _intervene(o, ivs, "mlp.hook_post", past_len, means)
+
+        def post_attn(_m, _i, o, ivs=mine):
+            return (_intervene(o[0], ivs, "hook_attn_out", past_len, means), *o[1:])
+
+        def post_mlp(_m, _i, o, ivs=mine):
+            return _intervene(o, ivs, "hook_mlp_out", past_len, means)
+
+        handles += [block.register_forward_pre_hook(pre_block), block.attn.c_proj.register_forward_pre_hook(pre_cproj),
+                    block.mlp.act.register_forward_hook(post_act), block.attn.register_forward_hook(post_attn),
+                    block.mlp.register_forward_hook(post_mlp)]
     handles.append(tr.wte.register_forward_hook(save_out("hook_embed")))
     handles.append(tr.wpe.register_forward_hook(save_out("hook_pos_embed")))
     for layer, block in enumerate(tr.h):

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
-from gpt2viz.core.hooks import BLOCK_HOOKS, EMBED_HOOKS, FINAL_HOOKS, block_hook
+from gpt2viz.core.hooks import (BLOCK_HOOKS, EMBED_HOOKS, FINAL_HOOKS, INTERVENTION_HOOKS, LAST_LOGITS, block_hook,
+                                scale_input, shift_input)
 
 DIM_NAMES = {"B": "batch_size", "P": "sequence_length", "K": "past_sequence_length + sequence_length"}
 
@@ -208,3 +210,118 @@ def expose_hooks(model: onnx.ModelProto, n_layer: int, dims: dict[str, int]) -> 
         dims_ = [DIM_NAMES.get(ch, dims.get(ch)) for ch in shapes[name].split()]
         model.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, dims_))
     return found
+
+
+def add_interventions(model: onnx.ModelProto, n_layer: int) -> list[str]:
+    """Add the intervention inputs of the registry and a last-position logits output, in place.
+
+    A pure graph transformation over a graph that already carries the hook outputs (it finds each
+    hook tensor through its ``Identity`` node), so it applies to a fresh export and to a folder
+    exported before interventions existed. At every hook of ``INTERVENTION_HOOKS`` it inserts
+    ``x' = x * scale + shift`` and moves every consumer of ``x`` (the hook output included) to ``x'``;
+    the one exception is ``hook_resid_post`` of the block before, which is the same tensor and keeps
+    showing the value before the next block's intervention. ``scale`` and ``shift`` are graph inputs
+    with initializers (ones / zeros, every dimension 1), so a caller that feeds nothing gets the
+    graph's old numbers (x * 1 + 0 is exact in float32).
+
+    Returns
+    -------
+    list of str
+        The names of the inputs added.
+    """
+    existing = {i.name for i in model.graph.input} | {i.name for i in model.graph.initializer}
+    if scale_input(0, INTERVENTION_HOOKS[0][0]) in existing:
+        raise GraphStructureError("the graph already has intervention inputs")
+    identity = {n.output[0]: n for n in model.graph.node if n.op_type == "Identity" and n.name.startswith("/gpt2viz/")}
+    added: list[str] = []
+    new_nodes: list[onnx.NodeProto] = []
+    for layer in range(n_layer):
+        for hook, letters in INTERVENTION_HOOKS:
+            name = block_hook(layer, hook)
+            if name not in identity:
+                raise GraphStructureError(f"no hook output {name}: expose the hooks first")
+            x = identity[name].input[0]
+            sc, sh = scale_input(layer, hook), shift_input(layer, hook)
+            rank = len(letters.split())
+            for inp, fill in ((sc, 1.0), (sh, 0.0)):
+                init = numpy_helper.from_array(np.full((1,) * rank, fill, np.float32), inp)
+                model.graph.initializer.append(init)
+                model.graph.input.append(helper.make_tensor_value_info(inp, TensorProto.FLOAT, [f"{inp}.{i}" for i in range(rank)]))
+                added.append(inp)
+            scaled, out = f"/gpt2viz/iv/{name}/scaled", f"/gpt2viz/iv/{name}/out"
+            # Every consumer of x reads x' from now on, except the previous block's resid_post hook.
+            keep = {f"/gpt2viz/{block_hook(layer - 1, 'hook_resid_post')}"} if hook == "hook_resid_pre" else set()
+            for node in model.graph.node:
+                if node.name in keep:
+                    continue
+                for i, t in enumerate(node.input):
+                    if t == x:
+                        node.input[i] = out
+            new_nodes += [helper.make_node("Mul", [x, sc], [scaled], name=f"/gpt2viz/iv/{name}/Mul"),
+                          helper.make_node("Add", [scaled, sh], [out], name=f"/gpt2viz/iv/{name}/Add")]
+    model.graph.node.extend(new_nodes)
+    _add_last_logits(model)
+    _sort_topologically(model.graph)
+    return added
+
+
+def _add_last_logits(model: onnx.ModelProto) -> None:
+    """`last_logits` [B, 1, V]: the LM head MatMul applied to the last position only."""
+    heads = [n for n in model.graph.node if "logits" in n.output]
+    if len(heads) != 1 or heads[0].op_type != "MatMul":
+        raise GraphStructureError("expected `logits` to come from one MatMul (the LM head)")
+    head = heads[0]
+    idx = "/gpt2viz/last_index"
+    model.graph.initializer.append(numpy_helper.from_array(np.array([-1], np.int64), idx))
+    last = "/gpt2viz/last_position"
+    model.graph.node.extend([
+        helper.make_node("Gather", [head.input[0], idx], [last], name="/gpt2viz/last/Gather", axis=1),
+        helper.make_node("MatMul", [last, head.input[1]], [LAST_LOGITS], name="/gpt2viz/last/MatMul"),
+    ])
+    model.graph.output.append(helper.make_tensor_value_info(LAST_LOGITS, TensorProto.FLOAT,
+                                                            ["batch_size", 1, None]))
+
+
+def _sort_topologically(graph: onnx.GraphProto) -> None:
+    """ONNX requires nodes in topological order; the inserted nodes were appended at the end."""
+    ready = {i.name for i in graph.input} | {i.name for i in graph.initializer} | {""}
+    pending = list(graph.node)
+    ordered = []
+    while pending:
+        rest = []
+        for node in pending:
+            if all(t in ready for t in node.input):
+                ordered.append(node)
+                ready.update(node.output)
+            else:
+                rest.append(node)
+        if len(rest) == len(pending):
+            raise GraphStructureError(f"the graph has a cycle or a missing tensor near {rest[0].name}")
+        pending = rest
+    del graph.node[:]
+    graph.node.extend(ordered)
+
+
+def strip_interventions(model: onnx.ModelProto) -> None:
+    """Undo :func:`add_interventions` in place: the graph as format 1 had it (for the benchmark's
+    side-by-side and the upgrade tests)."""
+    g = model.graph
+    mul_in = {n.output[0]: n.input[0] for n in g.node if n.name.startswith("/gpt2viz/iv/") and n.op_type == "Mul"}
+    add_in = {n.output[0]: mul_in[n.input[0]] for n in g.node if n.name.startswith("/gpt2viz/iv/") and n.op_type == "Add"}
+    keep = [n for n in g.node if not n.name.startswith(("/gpt2viz/iv/", "/gpt2viz/last/"))]
+    for n in keep:
+        for i, t in enumerate(n.input):
+            if t in add_in:
+                n.input[i] = add_in[t]
+    del g.node[:]
+    g.node.extend(keep)
+    drop = {i.name for i in g.input if i.name.endswith((".scale", ".shift"))}
+    inputs = [i for i in g.input if i.name not in drop]
+    del g.input[:]
+    g.input.extend(inputs)
+    inits = [i for i in g.initializer if i.name not in drop and i.name != "/gpt2viz/last_index"]
+    del g.initializer[:]
+    g.initializer.extend(inits)
+    outs = [o for o in g.output if o.name != "last_logits"]
+    del g.output[:]
+    g.output.extend(outs)
