@@ -84,9 +84,9 @@ class PathView(LazyView):
         self.bars = themed_plot(self)
         self.bars.setMouseEnabled(False, False)
         self.bars.hideButtons()
-        self.bars.getAxis("left").setWidth(150)
+        self.bars.getAxis("left").setWidth(190)
         self.bars.getAxis("bottom").enableAutoSIPrefix(False)
-        self.bars.setLabel("bottom", self.tr("direct contribution to the logit"))
+        self.bars.setLabel("bottom", self.tr("direct contribution"))
         self.graph.setMinimumHeight(120)
         self.bars.setMinimumHeight(120)
         right = QWidget()
@@ -199,7 +199,8 @@ class PathView(LazyView):
         vals = np.array([b.value for b in s.bars])
         self.bars.addItem(pg.BarGraphItem(x0=np.minimum(vals, 0), y=y, height=0.7, width=np.abs(vals),
                                           brushes=[_colour(v) for v in vals], pen=None))
-        self.bars.getAxis("left").setTicks([[(int(yy), b.label) for yy, b in zip(y, s.bars)]])
+        # the number in the label, not only the length: small bars are otherwise unreadable
+        self.bars.getAxis("left").setTicks([[(int(yy), f"{b.label}  {b.value:+.2f}") for yy, b in zip(y, s.bars)]])
         self.bars.setYRange(-0.6, n - 0.4, padding=0)
         lo, hi = min(0.0, vals.min()), max(0.0, vals.max())
         self.bars.setXRange(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo), padding=0)
