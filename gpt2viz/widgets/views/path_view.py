@@ -169,7 +169,8 @@ class PathView(LazyView):
         big = max(abs(e.value) for e in s.edges) if s.edges else 1.0
         for e in reversed(s.edges):  # largest drawn last, on top
             (x0, y0), (x1, y1) = self._edge_points(e)
-            width = max(1.0, MAX_WIDTH * abs(e.value) / big)
+            # square root: one dominant part (often the block-0 MLP) would leave every other edge a hairline
+            width = max(1.5, MAX_WIDTH * math.sqrt(abs(e.value) / big))
             item = pg.PlotCurveItem([x0, x1], [y0, y1], pen=pg.mkPen(_colour(e.value, 200), width=width))
             self.graph.addItem(item)
             self._items.append(item)
