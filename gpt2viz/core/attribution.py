@@ -176,7 +176,8 @@ def _rows(history, name: str, stop: int) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def readout_direction(weights, resid: np.ndarray, target: int, vs: int | None = None) -> tuple[np.ndarray, float, float]:
+def readout_direction(weights, resid: np.ndarray, target: int,
+                      vs: int | None = None) -> tuple[np.ndarray, float, float]:
     """The vector ``d`` that reads a part's share of the logit through the frozen final LayerNorm.
 
     Parameters

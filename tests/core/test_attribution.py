@@ -72,7 +72,8 @@ def _torch_dla(model, ids, target):
     z_in, resid = {}, {}
     hooks = [blk.attn.c_proj.register_forward_pre_hook(lambda _m, inp, L=L: z_in.__setitem__(L, inp[0].detach()))
              for L, blk in enumerate(model.transformer.h)]
-    hooks.append(model.transformer.ln_f.register_forward_pre_hook(lambda _m, inp: resid.__setitem__(0, inp[0].detach())))
+    hooks.append(model.transformer.ln_f.register_forward_pre_hook(
+        lambda _m, inp: resid.__setitem__(0, inp[0].detach())))
     mlp_out = {}
     hooks += [blk.mlp.register_forward_hook(lambda _m, _i, out, L=L: mlp_out.__setitem__(L, out.detach()))
               for L, blk in enumerate(model.transformer.h)]

@@ -189,7 +189,8 @@ class PathView(LazyView):
         self.graph.getAxis("left").setTicks([[(d, "embed" if d == 0 else str(d)) for d in range(s.n_layer + 1)]])
         self.graph.setXRange(s.first - 0.6, s.position + 0.6, padding=0)
         self.graph.setYRange(-0.7, s.n_layer + 0.2, padding=0)
-        self.graph.setTitle(self.tr("how {0} got its logit: layers × positions (depth n = after block n−1)").format(s.target_text), size="10pt")
+        title = self.tr("how {0} got its logit: layers × positions (depth n = after block n−1)")
+        self.graph.setTitle(title.format(s.target_text), size="10pt")
 
     def _draw_bars(self, s: PathSummary) -> None:
         self.bars.clear()
@@ -234,16 +235,22 @@ class PathView(LazyView):
         s, tok = self.summary, self.state.model.tokenizer
         e = s.edges[i]
         toks = self.state.history.tokens
-        src = f" reading {tok.token_display(toks[e.source])} (position {e.source})" if e.kind == "head" else ""
+        src = self.tr(" reading {0} (position {1})").format(tok.token_display(toks[e.source]), e.source) \
+            if e.kind == "head" else ""
         return self.tr("{label}{src}: {value:+.4f} to {target} ({share:.0%} of the kept edges)").format(
             label=e.label, src=src, value=e.value, target=s.target_text, share=e.share)
 
     def describe_node(self, i: int) -> str:
         n = self.summary.nodes[i]
         tok, st = self.state.model.tokenizer, self.state
-        where = "embeddings" if n.depth == 0 else (f"block {int(n.depth) - 1}" if float(n.depth).is_integer()
-                                                   else f"block {int(n.depth)}'s attention")
-        text = f"{tok.token_display(st.history.tokens[n.position])} (position {n.position}) after {where}"
+        if n.depth == 0:
+            where = self.tr("after the embeddings")
+        elif float(n.depth).is_integer():
+            where = self.tr("after block {0}").format(int(n.depth) - 1)
+        else:
+            where = self.tr("after block {0}'s attention").format(int(n.depth))
+        text = self.tr("{0} (position {1}) {2}").format(tok.token_display(st.history.tokens[n.position]),
+                                                        n.position, where)
         if not math.isnan(n.value):
             text += self.tr(": the parts so far add {0:+.4f}").format(n.value)
         if float(n.depth).is_integer():
