@@ -80,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     sn.add_argument("--top-p", type=float, default=1.0)
     sn.add_argument("--seed", type=int, default=0)
     sn.add_argument("--view", required=True, choices=["pipeline", "chart", "tokens", "embeddings", "attention",
-                                                       "head", "mlp", "lens", "residual", "data"],
+                                                       "head", "mlp", "lens", "residual", "path", "attribution",
+                                                       "data"],
                     help="what to draw; 'data' writes every hook as .npz + .json")
     sn.add_argument("--layer", type=int, default=0)
     sn.add_argument("--head", type=int, default=0)
@@ -90,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     sn.add_argument("--format", choices=["png", "svg"], default="png", help="with --all-layers (default png)")
     sn.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (default 1)")
     sn.add_argument("--force", action="store_true", help="replace existing files")
+
+    from gpt2viz.commands import attribute
+    attribute.add_parser(sub, _add_model)
 
     m = sub.add_parser("models", help="list the model folders gpt2viz can find")
     m.add_argument("--json", action="store_true")
@@ -233,8 +237,14 @@ def cmd_patch(a) -> int:
     return run_patch(a, _open_model(a.model))
 
 
+def cmd_attribute(a) -> int:
+    from gpt2viz.commands.attribute import run
+
+    return run(a, _open_model)
+
+
 COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models,
-            "snapshot": cmd_snapshot, "patch": cmd_patch}
+            "snapshot": cmd_snapshot, "patch": cmd_patch, "attribute": cmd_attribute}
 
 
 def main(argv: list[str] | None = None) -> int:

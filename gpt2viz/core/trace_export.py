@@ -48,6 +48,7 @@ def export_trace(history, model, settings, npz_path: Path, force: bool = False) 
     npz_path = Path(npz_path)
     json_path = npz_path.with_suffix(".json")
     arrays = full_context_hooks(history)
+    attribution = _attribution(history, model, arrays)
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     tok = model.tokenizer
@@ -59,8 +60,29 @@ def export_trace(history, model, settings, npz_path: Path, force: bool = False) 
         "model": {"name": model.name, "folder": str(model.folder), "config": model.manifest.get("config"),
                   "files_sha256": model.manifest.get("files", {})},
         "arrays": {k: list(v.shape) for k, v in arrays.items()},
+        "attribution": attribution,
         "note": "attention hooks are [H, query, key] over the whole text; future keys are 0 (pattern) or NaN (scores)",
     }
     atomic_write(npz_path, buf.getvalue(), force)
     atomic_write(json_path, json.dumps(meta, indent=1, ensure_ascii=False).encode("utf-8"), force)
     return npz_path, json_path
+
+
+def _attribution(history, model, arrays: dict) -> dict | None:
+    """Direct logit attribution of the model's top-1 next token: arrays into ``arrays``, the summary returned."""
+    from gpt2viz.core.attribution import attribute, attribution_json
+    from gpt2viz.core.weights import Weights
+
+    cfg = model.config
+    try:
+        w = Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5))
+        a = attribute(history, w, cfg.n_layer, cfg.n_head)
+    except KeyError:  # a history run with only some hooks kept: nothing to attribute
+        return None
+    for name in ("heads", "attn_bias", "mlp", "by_source", "neurons", "mlp_out_bias"):
+        arrays[f"attribution.{name}"] = getattr(a, name)
+    js = attribution_json(a, model.tokenizer)
+    del js["by_source"]  # [L, H, K] values are in the .npz as attribution.by_source; as JSON objects it is huge
+    js["arrays"] = "attribution.* in the .npz: heads [L, H], by_source [L, H, K], neurons [L, M], attn_bias, mlp, " \
+                   "mlp_out_bias [L]"
+    return js

@@ -9,6 +9,7 @@ from gpt2viz.widgets.views.attention_view import AttentionView
 from gpt2viz.widgets.views.embed_view import EmbeddingsView
 from gpt2viz.widgets.views.lens_view import LensView
 from gpt2viz.widgets.views.mlp_view import MlpView
+from gpt2viz.widgets.views.path_view import PathView
 from gpt2viz.widgets.views.residual_view import ResidualView
 from gpt2viz.widgets.views.tokens_view import TokensView
 
@@ -18,16 +19,17 @@ STAGE_TAB = {"tokens": "Tokens", "embed": "Embeddings", "ln_final": "Residual", 
 
 
 class DetailTabs(QTabWidget):
-    """Tokens, Embeddings, Attention, MLP, Logit lens, Residual."""
+    """Tokens, Embeddings, Attention, MLP, Logit lens, Residual, Path."""
 
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.state = state
         self.views = {"Tokens": TokensView(state), "Embeddings": EmbeddingsView(state),
                       "Attention": AttentionView(state), "MLP": MlpView(state),
-                      "Logit lens": LensView(state), "Residual": ResidualView(state)}
+                      "Logit lens": LensView(state), "Residual": ResidualView(state), "Path": PathView(state)}
         for name, view in self.views.items():
             self.addTab(view, name)
+        self.views["Path"].sigOpenTab.connect(lambda name: self.setCurrentWidget(self.views[name]))
         self._stage = None
         state.sigSelection.connect(self._follow_stage)
         self._follow_stage()

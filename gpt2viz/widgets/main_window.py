@@ -190,7 +190,7 @@ class MainWindow(QMainWindow):
                 return "pipeline"
             w = w.parentWidget()
         tab = next(k for k, v in self.detail.views.items() if v is self.detail.currentWidget())
-        return next(v for v, t in _TAB.items() if t == tab and v != "head")
+        return next(v for v, t in _TAB.items() if t == tab and v not in ("head", "attribution"))
 
     def _ready(self) -> bool:
         if self.state.history is None:

@@ -17,10 +17,11 @@ from PySide6.QtWidgets import QWidget
 
 from gpt2viz.core.files import WriteError, atomic_write, check_writable
 
-VIEWS = ("pipeline", "chart", "tokens", "embeddings", "attention", "head", "mlp", "lens", "residual")
+VIEWS = ("pipeline", "chart", "tokens", "embeddings", "attention", "head", "mlp", "lens", "residual", "path",
+         "attribution")
 PER_LAYER = ("attention", "head", "mlp")
 _TAB = {"tokens": "Tokens", "embeddings": "Embeddings", "attention": "Attention", "head": "Attention",
-        "mlp": "MLP", "lens": "Logit lens", "residual": "Residual"}
+        "mlp": "MLP", "lens": "Logit lens", "residual": "Residual", "path": "Path", "attribution": "Path"}
 CAPTION_H = 40  # room for two lines: narrow views wrap their caption
 
 
@@ -32,7 +33,7 @@ def view_widget(window, view: str) -> QWidget:
         return window.chart
     tab = window.detail.views[_TAB[view]]
     window.detail.setCurrentWidget(tab)
-    return tab.big if view == "head" else tab
+    return tab.big if view == "head" else tab.bars_panel if view == "attribution" else tab
 
 
 def facts(state, view: str) -> dict[str, str]:

@@ -1,0 +1,64 @@
+"""The Path view draws the core summary and its clicks open the head, the MLP or the lens."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from gpt2viz.core.attribution import attribute
+from gpt2viz.core.trace_export import export_trace
+
+
+@pytest.fixture
+def win(stepped_window):
+    return stepped_window("l3h4e32")
+
+
+def _show(win):
+    view = win.detail.views["Path"]
+    win.detail.setCurrentWidget(view)
+    return view
+
+
+def test_view_draws_the_attribution_of_the_newest_token(win):
+    st, view = win.state, _show(win)
+    a = attribute(st.history, st.weights, 3, 4)
+    s = view.summary
+    assert s.target == a.target and s.position == len(st.history.tokens) - 1
+    assert s.logit == pytest.approx(a.logit)
+    assert "freezes the final LayerNorm" in view.method.text() and "recomputes" in view.method.text()
+    view.slider.setValue(0)  # the lowest threshold (0.5 %) keeps more edges than 4 %
+    assert len(view.summary.edges) >= len(s.edges) and view.summary.threshold == pytest.approx(0.005)
+
+
+def test_clicks_open_the_head_the_mlp_and_the_lens(win):
+    st, view = win.state, _show(win)
+    view.slider.setValue(1)
+    heads = [i for i, e in enumerate(view.summary.edges) if e.kind == "head"]
+    mlps = [i for i, e in enumerate(view.summary.edges) if e.kind == "mlp"]
+    e = view.summary.edges[heads[0]]
+    x, y = ((a + b) / 2 for a, b in zip(*view._edge_points(e)))
+    assert view.edge_at(x, y) is not None
+    view.click_edge(heads[0])
+    assert win.detail.currentWidget() is win.detail.views["Attention"]
+    assert (st.layer, st.head) == (e.layer, e.head)
+    win.detail.setCurrentWidget(view)
+    view.click_edge(mlps[0])
+    assert win.detail.currentWidget() is win.detail.views["MLP"]
+    win.detail.setCurrentWidget(view)
+    node = next(i for i, n in enumerate(view.summary.nodes) if n.position == 2 and n.depth == 1)
+    assert view.node_at(2.05, 1.02) == node
+    assert "lens there predicts" in view.describe_node(node)
+    view.click_node(node)
+    assert win.detail.currentWidget() is win.detail.views["Logit lens"] and st.selected_position == 2
+
+
+def test_data_export_carries_the_attribution(win, tmp_path):
+    st = win.state
+    npz, js = export_trace(st.history, st.model, st.sampling, tmp_path / "t.npz")
+    a = attribute(st.history, st.weights, 3, 4)
+    data, meta = np.load(npz), json.loads(js.read_text())
+    np.testing.assert_allclose(data["attribution.by_source"], a.by_source)
+    assert meta["attribution"]["target_id"] == a.target and len(meta["attribution"]["components"]) == 20
