@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from gpt2viz.app.cli import main as cli_main
+from gpt2viz.cli import main as cli_main
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
 from gpt2viz.widgets.main_window import MainWindow

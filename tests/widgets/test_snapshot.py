@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 
-from gpt2viz.app.cli import main as cli_main
+from gpt2viz.cli import main as cli_main
 from gpt2viz.core.files import WriteError
 from gpt2viz.core.runtime import Model
 from gpt2viz.core.trace_export import export_trace
