@@ -139,11 +139,6 @@ class Model:
         trace = Trace.from_outputs(ids, past.length, outputs, keep_all_logits)
         return trace, cache
 
-    def summary(self) -> dict:
-        """Name, size and source, for `gpt2viz models` and the status bar."""
-        return {"name": self.name, "folder": str(self.folder), "n_params": self.n_params,
-                "source": self.manifest.get("source"), "config": self.manifest.get("config")}
-
 
 def describe_folder(folder: Path) -> dict | None:
     """Manifest facts of a model folder without loading it, or None when it is not one."""
