@@ -42,7 +42,7 @@ class StepControls(QWidget):
         lay.addWidget(self.pace_lbl)
         lay.addStretch(1)
         state.sigPlaying.connect(lambda on: self.play_btn.setText("Pause" if on else "Play"))
-        state.sigHistory.connect(self._enable)
+        state.sigHistory.connect(lambda _name: self._enable())
         self._pace(self.pace.value())
         self._enable()
 

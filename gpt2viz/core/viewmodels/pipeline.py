@@ -66,6 +66,7 @@ class PipelineSummary:
 
     position: int
     token: int
+    key_tokens: tuple[int, ...]  # tokens at positions 0..position (what the blocks' heads read)
     n_tokens: int
     n_positions: int
     vocab_size: int
@@ -124,7 +125,7 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
     elif pos + 1 < n:
         nxt = int(h.tokens[pos + 1])
     return PipelineSummary(
-        position=pos, token=int(h.tokens[pos]), n_tokens=n, n_positions=cfg.n_positions, vocab_size=cfg.vocab_size,
+        position=pos, token=int(h.tokens[pos]), key_tokens=tuple(int(t) for t in h.tokens[: pos + 1]), n_tokens=n, n_positions=cfg.n_positions, vocab_size=cfg.vocab_size,
         n_embd=cfg.n_embd, n_head=cfg.n_head, d_mlp=cfg.d_mlp,
         embed_norm=float(np.linalg.norm(e)), pos_norm=float(np.linalg.norm(p)), sum_norm=float(np.linalg.norm(e + p)),
         blocks=tuple(blocks),
