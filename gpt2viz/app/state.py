@@ -98,7 +98,8 @@ class AppState(QObject):
         if name in self.sessions:
             raise ValueError(f"session {name} is already open")
         s = self.sessions[name] = Session(name, a.sampling)
-        self._toShare.emit(self._next(name, barrier=True), name, "A")
+        s.set_model(a.model, a.weights)  # the same objects: read-only here, and the worker shares them too
+        self._toShare.emit(self._next(name), name, "A")
         if prompt is not None:
             self.run_prompt(prompt, session=name)
         return s

@@ -104,7 +104,11 @@ class InferenceWorker(QObject):
             src = self._gen(source)
             self.gens[session], self.weights[session] = Generator(src.model), self.weights[source]
             self.sigModelLoaded.emit(req, session, (src.model, self.weights[source]))
-        self._guard(req, session, go)
+        # Never skipped: it is cheap, and the prompt queued right behind it (a newer barrier) needs it.
+        try:
+            go()
+        except Exception as e:  # noqa: BLE001
+            self.sigFailed.emit(req, session, str(e) or type(e).__name__)
 
     @Slot(int, str, str, object)
     def start(self, req: int, session: str, text: str, interventions) -> None:
