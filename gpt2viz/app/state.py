@@ -15,7 +15,7 @@ from gpt2viz.app.settings import Settings
 from gpt2viz.app.worker import InferenceWorker, Result
 from gpt2viz.core.session import Session, Stage
 
-FRAME_S = 0.15  # minimum time between redraws while auto-stepping
+FRAME_S = 0.25  # minimum time between redraws while auto-stepping (4 a second: enough to follow, cheap to draw)
 
 
 class AppState(QObject):
@@ -45,7 +45,7 @@ class AppState(QObject):
     _toLoad = Signal(int, str, str)
     _toShare = Signal(int, str, str)
     _toStart = Signal(int, str, str, object)
-    _toStep = Signal(int, str, object, object, object)
+    _toStep = Signal(int, str, object, object, object, bool)
     _toBack = Signal(int, str)
     _toReset = Signal(int, str)
 
@@ -155,7 +155,9 @@ class AppState(QObject):
         s = self.sessions[session]
         if s.history is None:
             return
-        self._toStep.emit(self._next(session), session, s.sampling, token, s.interventions)
+        # auto-stepping skips the worker's lens: views draw few of those frames and compute what they draw
+        self._toStep.emit(self._next(session), session, s.sampling, token, s.interventions,
+                          not (self.playing and session == "A"))
 
     def back(self, session: str = "A") -> None:
         self.pause()
@@ -220,7 +222,7 @@ class AppState(QObject):
         s = self._live(req, session)
         if s is None:
             return  # a result for a prompt or model that has since been replaced
-        s.accept(result.history, result.elapsed_ms, result.lens, result.ran_model)
+        s.accept(result.history, result.elapsed_ms, result.lens, result.ran_model, result.lens_tops)
         if session != "A":
             self.sigHistory.emit(session)
             return

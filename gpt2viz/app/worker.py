@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from gpt2viz.core.analysis import lens_at
+from gpt2viz.core.analysis import lens_at, lens_top
 from gpt2viz.core.runtime import Model
 from gpt2viz.core.stepper import Generator, History
 from gpt2viz.core.weights import Weights
@@ -26,8 +26,9 @@ class Result:
 
     history: History
     elapsed_ms: float
-    lens: np.ndarray
+    lens: np.ndarray | None
     ran_model: bool  # False for Back / Reset: stored frames, no model call
+    lens_tops: tuple[np.ndarray, np.ndarray] | None = None  # lens_top(lens): the lens grid's new column
 
 
 class InferenceWorker(QObject):
@@ -64,13 +65,20 @@ class InferenceWorker(QObject):
         with self._lock:
             return getattr(self, "_all", False) or req < self._barrier.get(session, 0)
 
-    def _emit(self, req: int, session: str, elapsed_ms: float, ran: bool) -> None:
+    def _emit(self, req: int, session: str, elapsed_ms: float, ran: bool, with_lens: bool = True) -> None:
         # The logit lens of the newest position is a [layers + 1, V] matmul (≈ 0.5 GFLOP for GPT-2
-        # small): every view wants it after each step, so it is made here, off the GUI thread.
+        # small): every view wants it after a step, so it is made here, off the GUI thread. While
+        # auto-stepping the views skip most frames; then the views compute the few they draw on demand
+        # and the worker steps at nearly the headless rate.
         gen = self.gens[session]
         h = gen.history()
+        if not with_lens:
+            self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, None))
+            return
         lens = lens_at(h, self.weights[session], gen.model.config.n_layer, len(h.tokens) - 1)
-        self.sigResult.emit(req, session, Result(h, elapsed_ms, lens, ran))
+        # Its top tokens too: while playing, views skip frames, and the lens grid would otherwise compute
+        # the skipped columns on the GUI thread.
+        self.sigResult.emit(req, session, Result(h, elapsed_ms, lens, ran, lens_top(lens)))
 
     def _guard(self, req: int, session: str, fn) -> None:
         if self._stale(session, req):
@@ -120,14 +128,14 @@ class InferenceWorker(QObject):
             self._emit(req, session, (time.perf_counter() - t0) * 1000, True)
         self._guard(req, session, go)
 
-    @Slot(int, str, object, object, object)
-    def step(self, req: int, session: str, settings, token, interventions) -> None:
+    @Slot(int, str, object, object, object, bool)
+    def step(self, req: int, session: str, settings, token, interventions, with_lens: bool = True) -> None:
         def go():
             gen = self._gen(session)
             if not gen.frames:
                 raise RuntimeError("run a prompt first")
             frame = gen.step(settings, token)
-            self._emit(req, session, frame.elapsed_ms, True)
+            self._emit(req, session, frame.elapsed_ms, True, with_lens)
         self._guard(req, session, go)
 
     def _rewind(self, req: int, session: str, method: str) -> None:

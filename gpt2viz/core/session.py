@@ -130,11 +130,17 @@ class Session:
         self._lens_cache.clear()
         self._tops_cache.clear()
 
-    def accept(self, history: History, elapsed_ms: float, lens: np.ndarray | None, ran_model: bool) -> None:
-        """Take a history from the worker; ``ran_model`` is False for Back and Reset (stored frames)."""
+    def accept(self, history: History, elapsed_ms: float, lens: np.ndarray | None, ran_model: bool,
+               lens_tops: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Take a history from the worker; ``ran_model`` is False for Back and Reset (stored frames).
+
+        ``lens`` / ``lens_tops`` are the newest position's logit lens and its top tokens, when known.
+        """
         self.history = history
         if lens is not None:
             self._remember(self._lens_cache, history.tokens, lens, 8)
+        if lens_tops is not None:
+            self._remember(self._tops_cache, history.tokens, lens_tops, 4096)
         if ran_model:
             self.last_ms = elapsed_ms
             self.model_runs += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -186,6 +187,15 @@ def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.
     raise IndexError(f"no frame holds position {position}")
 
 
-def _letters(full: str, hook_shapes) -> list[str]:
+@functools.lru_cache(maxsize=None)
+def _letters_of(full: str) -> tuple[str, ...]:
+    # Building the shape table costs more than the slice it describes: views call hook_at thousands of
+    # times a second while playing, so each name's axis letters are looked up once.
+    from gpt2viz.core.hooks import hook_shapes
+
     layer = int(full.split(".")[1]) if full.startswith("blocks.") else 0
-    return hook_shapes(layer + 1)[full].split()
+    return tuple(hook_shapes(layer + 1)[full].split())
+
+
+def _letters(full: str, hook_shapes=None) -> tuple[str, ...]:
+    return _letters_of(full)
