@@ -1,4 +1,4 @@
-"""Application layer: state, worker thread, settings (QtCore) and the command line.
+"""Application layer (QtCore only): the state holding the sessions, the worker thread, settings, stage words.
 
-Importing this package imports no Qt: the command line works headless.
+The command line sits above the widgets, in ``gpt2viz.cli``.
 """

@@ -1,113 +1,135 @@
-"""Application state: the one object views read from and ask things of. QtCore only.
+"""Application state: the sessions views read from and ask things of. QtCore only.
 
-Data flows one way: a request goes to the worker thread, an immutable History comes back, the state
-stores it and emits; views redraw from the state. Slider moves only re-transform the stored logits.
+Data flows one way: a request naming its session goes to the worker thread, an immutable History
+comes back, the session stores it and the state emits with the session's name; views redraw from
+that session's view models. Slider moves only re-transform the stored logits.
 """
 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
-from dataclasses import replace
-
-import numpy as np
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from gpt2viz.app.settings import Settings
-from gpt2viz.app.stages import stage_ids
-from gpt2viz.app.worker import InferenceWorker
-from gpt2viz.core.runtime import Model
-from gpt2viz.core.sampling import Distribution, SamplingSettings
-from gpt2viz.core.stepper import History
-from gpt2viz.core.weights import Weights
+from gpt2viz.app.worker import InferenceWorker, Result
+from gpt2viz.core.session import Session, Stage
 
-
-FRAME_S = 0.15  # minimum time between redraws while auto-stepping (a full redraw costs ≈ 80 ms)
+FRAME_S = 0.25  # minimum time between redraws while auto-stepping (4 a second: enough to follow, cheap to draw)
 
 
 class AppState(QObject):
-    """Model, generation history, selection and sampling settings, with change signals.
+    """Session A (and optionally B), request bookkeeping, auto-step, with change signals.
 
     Parameters
     ----------
     settings : Settings
         Persistent settings (the last sampling settings are restored from it).
+
+    Notes
+    -----
+    Every signal but sigBusy / sigError / sigPlaying carries the name of the session that changed.
+    Only the state emits them and only its methods change sessions; the attributes below are
+    read-only views of session A for the single-session window.
     """
 
-    sigModel = Signal()  # a model finished loading
-    sigHistory = Signal()  # the frames changed (run, step, back, reset)
-    sigSelection = Signal()  # position, stage, layer or head changed
-    sigSampling = Signal()  # temperature / top-k / top-p / seed changed
+    sigModel = Signal(str)  # a model finished loading
+    sigHistory = Signal(str)  # the frames changed (run, step, back, reset)
+    sigSelection = Signal(str)  # position, stage, layer or head changed
+    sigSampling = Signal(str)  # temperature / top-k / top-p / seed changed
     sigBusy = Signal(bool)
     sigError = Signal(str)
     sigPlaying = Signal(bool)
 
     # queued calls into the worker thread
-    _toLoad = Signal(int, str)
-    _toStart = Signal(int, str)
-    _toStep = Signal(int, object, object)
-    _toBack = Signal(int)
-    _toReset = Signal(int)
+    _toLoad = Signal(int, str, str)
+    _toShare = Signal(int, str, str)
+    _toStart = Signal(int, str, str, object)
+    _toStep = Signal(int, str, object, object, object, bool)
+    _toBack = Signal(int, str)
+    _toReset = Signal(int, str)
 
     def __init__(self, settings: Settings | None = None, parent=None):
         super().__init__(parent)
         self.settings = settings or Settings()
-        self.model: Model | None = None
-        self.weights: Weights | None = None
-        self.history: History | None = None
-        self.sampling: SamplingSettings = self.settings.sampling()
-        self.position: int | None = None  # None: follow the newest token
-        self.stage = "choose"
-        self.layer = 0
-        self.head = 0
-        self.last_ms = 0.0
-        self.model_runs = 0  # how many model calls produced results (tests assert sliders add none)
+        self.sessions: dict[str, Session] = {"A": Session("A", self.settings.sampling())}
         self._req = 0
         self._pending = 0
-        self._accept_from = 0
-        self._dist_key = None
-        self._dist: tuple[Distribution, int] | None = None
-        # The lens at a position depends only on the tokens up to it (causal), so results are keyed by
-        # that prefix and survive steps and Back. Full [layers + 1, V] arrays are few; top tokens are many.
-        self._lens_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
-        self._tops_cache: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._accept_from: dict[str, int] = {}
 
         self._thread = QThread()
         self._thread.setObjectName("gpt2viz-inference")
         self.worker = InferenceWorker()
         self.worker.moveToThread(self._thread)
         self._toLoad.connect(self.worker.load_model)
+        self._toShare.connect(self.worker.share_model)
         self._toStart.connect(self.worker.start)
         self._toStep.connect(self.worker.step)
         self._toBack.connect(self.worker.back)
         self._toReset.connect(self.worker.reset)
         self.worker.sigModelLoaded.connect(self._on_model)
-        self.worker.sigHistory.connect(self._on_history)
+        self.worker.sigResult.connect(self._on_result)
         self.worker.sigFailed.connect(self._on_failed)
-        self.worker.sigSkipped.connect(lambda _req: self._done())
+        self.worker.sigSkipped.connect(lambda _req, _s: self._done())
         self._thread.start()
 
         # Auto-step is paced from each result's arrival (single shot), never by a free-running timer:
         # a 0 ms repeating timer would spin the GUI thread and starve the worker of the GIL.
         self.playing = False
-        # While playing, results can arrive faster than the views redraw (≈ 100 ms for all of them);
-        # views then redraw at most once per FRAME_S, showing the newest state, never a backlog.
+        # While playing, results can arrive faster than the views redraw; views then redraw at most
+        # once per FRAME_S, showing the newest state, never a backlog.
         self._flush = QTimer(self)
         self._flush.setSingleShot(True)
-        self._flush.timeout.connect(self._emit_history)
+        self._flush.timeout.connect(lambda: self._emit_history("A"))
         self._last_emit = 0.0
         self.play_timer = QTimer(self)
         self.play_timer.setSingleShot(True)
         self.play_timer.setInterval(400)
         self.play_timer.timeout.connect(self._on_play_tick)
 
+    # ---- sessions -------------------------------------------------------------------------------
+    def session(self, name: str = "A") -> Session:
+        """The session called ``name`` (KeyError if it is not open)."""
+        return self.sessions[name]
+
+    def open_session(self, name: str = "B", prompt: str | None = None) -> Session:
+        """Open a second session on session A's model (for comparison); runs ``prompt`` if given."""
+        a = self.sessions["A"]
+        if name in self.sessions:
+            raise ValueError(f"session {name} is already open")
+        s = self.sessions[name] = Session(name, a.sampling)
+        s.set_model(a.model, a.weights)  # the same objects: read-only here, and the worker shares them too
+        self._toShare.emit(self._next(name), name, "A")
+        if prompt is not None:
+            self.run_prompt(prompt, session=name)
+        return s
+
+    def close_session(self, name: str) -> None:
+        """Close a comparison session; its queued work is skipped."""
+        if name == "A":
+            raise ValueError("session A cannot be closed")
+        self.worker.supersede(name, 1 << 62)
+        self.sessions.pop(name, None)
+
+    # Read-only views of session A, for the single-session window and the command line.
+    model = property(lambda self: self.sessions["A"].model)
+    weights = property(lambda self: self.sessions["A"].weights)
+    history = property(lambda self: self.sessions["A"].history)
+    sampling = property(lambda self: self.sessions["A"].sampling)
+    selection = property(lambda self: self.sessions["A"].selection)
+    stage = property(lambda self: self.sessions["A"].selection.stage)
+    layer = property(lambda self: self.sessions["A"].selection.layer)
+    head = property(lambda self: self.sessions["A"].selection.head)
+    last_ms = property(lambda self: self.sessions["A"].last_ms)
+    model_runs = property(lambda self: self.sessions["A"].model_runs)
+    selected_position = property(lambda self: self.sessions["A"].selected_position)
+
     # ---- requests -------------------------------------------------------------------------------
-    def _next(self, barrier: bool = False) -> int:
+    def _next(self, session: str, barrier: bool = False) -> int:
         self._req += 1
         if barrier:
-            self._accept_from = self._req
-            self.worker.barrier = self._req
+            self._accept_from[session] = self._req
+            self.worker.supersede(session, self._req)
         self._pending += 1
         self.sigBusy.emit(True)
         return self._req
@@ -116,33 +138,39 @@ class AppState(QObject):
     def busy(self) -> bool:
         return self._pending > 0
 
-    def load_model(self, folder: str) -> None:
+    def load_model(self, folder: str, session: str = "A") -> None:
         """Open a model folder (on the worker thread)."""
         self.pause()
-        self._toLoad.emit(self._next(barrier=True), str(folder))
+        self._toLoad.emit(self._next(session, barrier=True), session, str(folder))
 
-    def run_prompt(self, text: str) -> None:
-        """Tokenize and prefill ``text``; supersedes anything still queued."""
+    def run_prompt(self, text: str, session: str = "A") -> None:
+        """Tokenize and prefill ``text``; supersedes anything of that session still queued."""
         self.pause()
-        self._toStart.emit(self._next(barrier=True), text)
+        s = self.sessions[session]
+        s.prompt = text
+        self._toStart.emit(self._next(session, barrier=True), session, text, s.interventions)
 
-    def step(self, token: int | None = None) -> None:
+    def step(self, token: int | None = None, session: str = "A") -> None:
         """Append one token: the one the current settings choose, or ``token`` (forced)."""
-        if self.history is None:
+        s = self.sessions[session]
+        if s.history is None:
             return
-        self._toStep.emit(self._next(), self.sampling, token)
+        # auto-stepping skips the worker's lens: views draw few of those frames and compute what they draw
+        self._toStep.emit(self._next(session), session, s.sampling, token, s.interventions,
+                          not (self.playing and session == "A"))
 
-    def back(self) -> None:
+    def back(self, session: str = "A") -> None:
         self.pause()
-        if self.history is not None:
-            self._toBack.emit(self._next())
+        if self.sessions[session].history is not None:
+            self._toBack.emit(self._next(session), session)
 
-    def reset(self) -> None:
+    def reset(self, session: str = "A") -> None:
         self.pause()
-        if self.history is not None:
-            self._toReset.emit(self._next())
+        if self.sessions[session].history is not None:
+            self._toReset.emit(self._next(session), session)
 
     def play(self) -> None:
+        """Auto-step session A at the pace set by :meth:`set_pace`."""
         if self.history is not None and not self.playing:
             self.playing = True
             self.sigPlaying.emit(True)
@@ -151,7 +179,7 @@ class AppState(QObject):
     def pause(self) -> None:
         self.play_timer.stop()
         if self._flush.isActive():
-            self._emit_history()  # show the newest state at once
+            self._emit_history("A")  # show the newest state at once
         if self.playing:
             self.playing = False
             self.sigPlaying.emit(False)
@@ -162,7 +190,8 @@ class AppState(QObject):
     def _on_play_tick(self) -> None:
         if not self.playing or self.busy:
             return  # the next result re-arms the timer: never more than one auto-step queued
-        if self.model is None or self.history is None or len(self.history.tokens) >= self.model.config.n_positions:
+        a = self.sessions["A"]
+        if a.model is None or a.history is None or a.context_full():
             self.pause()
             return
         self.step()
@@ -173,28 +202,30 @@ class AppState(QObject):
         if not self._pending:
             self.sigBusy.emit(False)
 
-    def _on_model(self, req: int, loaded: tuple[Model, Weights]) -> None:
-        self._done()
-        if req < self._accept_from:
-            return
-        self.model, self.weights = loaded
-        self.history = None
-        self.position, self.layer, self.head = None, 0, 0
-        self.settings.set("model/last", str(self.model.folder))
-        self.sigModel.emit()
-        self.sigHistory.emit()
+    def _live(self, req: int, session: str) -> Session | None:
+        s = self.sessions.get(session)
+        return s if s is not None and req >= self._accept_from.get(session, 0) else None
 
-    def _on_history(self, req: int, history: History, elapsed_ms: float, lens: np.ndarray) -> None:
+    def _on_model(self, req: int, session: str, loaded) -> None:
         self._done()
-        if req < self._accept_from:
+        s = self._live(req, session)
+        if s is None:
+            return
+        s.set_model(*loaded)
+        if session == "A":
+            self.settings.set("model/last", str(s.model.folder))
+        self.sigModel.emit(session)
+        self.sigHistory.emit(session)
+
+    def _on_result(self, req: int, session: str, result: Result) -> None:
+        self._done()
+        s = self._live(req, session)
+        if s is None:
             return  # a result for a prompt or model that has since been replaced
-        self.history = history
-        self._remember(self._lens_cache, history.tokens, lens, 8)
-        if elapsed_ms:
-            self.last_ms = elapsed_ms
-            self.model_runs += 1
-        if self.position is not None and self.position >= len(history.tokens):
-            self.position = None
+        s.accept(result.history, result.elapsed_ms, result.lens, result.ran_model, result.lens_tops)
+        if session != "A":
+            self.sigHistory.emit(session)
+            return
         if self.playing and not self.busy:
             if self.play_timer.interval() == 0:
                 self._on_play_tick()  # queue the next step first: the worker runs it while views redraw
@@ -205,114 +236,73 @@ class AppState(QObject):
             if not self._flush.isActive():
                 self._flush.start(int(wait * 1000) + 1)
             return
-        self._emit_history()
+        self._emit_history(session)
 
-    def _emit_history(self) -> None:
+    def _emit_history(self, session: str) -> None:
         self._flush.stop()
-        self.sigHistory.emit()
+        self.sigHistory.emit(session)
         self._last_emit = time.perf_counter()
 
-    def _on_failed(self, req: int, message: str) -> None:
+    def _on_failed(self, req: int, session: str, message: str) -> None:
         self._done()
         self.pause()
-        if req >= self._accept_from:
+        if self._live(req, session) is not None:
             self.sigError.emit(message)
 
     # ---- selection and sampling ----------------------------------------------------------------
-    @property
-    def selected_position(self) -> int:
-        """The position every view shows: the clicked token, or the newest one."""
-        if self.history is None:
-            return 0
-        n = len(self.history.tokens)
-        return n - 1 if self.position is None else min(self.position, n - 1)
+    def select_position(self, position: int | None, session: str = "A") -> None:
+        """Select a token for every view of ``session`` (the newest: follow new tokens)."""
+        if self.sessions[session].select_position(position):
+            self.sigSelection.emit(session)
 
-    def select_position(self, position: int | None) -> None:
-        if self.history is not None and position is not None and position >= len(self.history.tokens) - 1:
-            position = None  # the newest token: keep following it as generation goes on
-        if position != self.position:
-            self.position = position
-            self.sigSelection.emit()
+    def select_stage(self, stage: Stage, session: str = "A") -> None:
+        """Focus a pipeline stage; a block stage also selects its layer."""
+        self.sessions[session].select_stage(stage)
+        self.sigSelection.emit(session)  # always: a click on the current stage re-opens its tab
 
-    def select_stage(self, stage: str) -> None:
-        if stage.startswith("block."):
-            self.layer = int(stage.split(".")[1])
-        if stage != self.stage:
-            self.stage = stage
-        self.sigSelection.emit()
+    def select_block(self, layer: int, head: int | None = None, session: str = "A") -> None:
+        """Focus block ``layer``, optionally on ``head`` (a pipeline cell opens on the head it shows)."""
+        s = self.sessions[session]
+        if head is not None:
+            s.select_head(head)
+        s.select_stage(Stage.block(layer))
+        self.sigSelection.emit(session)
 
-    def select_head(self, head: int) -> None:
+    def select_head(self, head: int, session: str = "A") -> None:
         """Choose the head the attention view enlarges."""
-        self.head = head
-        self.sigSelection.emit()
+        self.sessions[session].select_head(head)
+        self.sigSelection.emit(session)
 
-    def move_stage(self, delta: int) -> None:
-        """Walk the pipeline: the previous or next stage of the current token's journey."""
-        ids = self.stage_ids()
-        i = ids.index(self.stage) if self.stage in ids else 0
-        self.select_stage(ids[max(0, min(len(ids) - 1, i + delta))])
+    def move_stage(self, delta: int, session: str = "A") -> None:
+        """Walk the pipeline: the previous or next stage of the token's journey."""
+        self.sessions[session].move_stage(delta)
+        self.sigSelection.emit(session)
 
-    def stage_ids(self) -> list[str]:
-        return stage_ids(self.model.config.n_layer if self.model else 0)
-
-    def set_sampling(self, **changes) -> None:
+    def set_sampling(self, session: str = "A", **changes) -> None:
         """Change temperature / top_k / top_p / seed; raises ValueError on invalid values."""
-        new = replace(self.sampling, **changes)
-        if new != self.sampling:
-            self.sampling = new
-            self.settings.set_sampling(new)
-            self.sigSampling.emit()
+        s = self.sessions[session]
+        if s.set_sampling(**changes):
+            if session == "A":
+                self.settings.set_sampling(s.sampling)
+            self.sigSampling.emit(session)
 
-    def distribution(self) -> tuple[Distribution, int] | None:
-        """Next-token distribution under the current settings and the token a step would take."""
-        if self.history is None or self.model is None:
-            return None
-        from gpt2viz.core.sampling import choose, transform
+    def report_error(self, message: str) -> None:
+        """Show a message about a user's input (e.g. an invalid setting typed in a view)."""
+        self.sigError.emit(message)
 
-        frame = self.history.current
-        key = (id(frame), self.sampling)
-        if key != self._dist_key:
-            dist = transform(frame.logits, self.sampling)
-            self._dist = (dist, choose(dist, self.sampling.seed, len(frame.tokens)))
-            self._dist_key = key
-        return self._dist
+    def distribution(self, session: str = "A"):
+        """Next-token distribution under the session's settings and the token a step would take."""
+        return self.sessions[session].distribution()
 
-    @staticmethod
-    def _remember(cache: OrderedDict, key, value, limit: int):
-        cache[key] = value
-        cache.move_to_end(key)
-        while len(cache) > limit:
-            cache.popitem(last=False)
-        return value
+    def lens(self, position: int, session: str = "A"):
+        return self.sessions[session].lens(position)
 
-    def lens(self, position: int) -> np.ndarray:
-        """Logit lens [n_layer + 1, V] at ``position`` (the newest one comes ready from the worker)."""
-        from gpt2viz.core.analysis import lens_at
-
-        key = self.history.tokens[: position + 1]
-        if key in self._lens_cache:
-            self._lens_cache.move_to_end(key)
-            return self._lens_cache[key]
-        lens = lens_at(self.history, self.weights, self.model.config.n_layer, position)
-        return self._remember(self._lens_cache, key, lens, 8)
-
-    def lens_tops(self, position: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top token and its probability at every depth for ``position`` (for the lens grid)."""
-        from gpt2viz.core.analysis import lens_top
-
-        key = self.history.tokens[: position + 1]
-        if key not in self._tops_cache:
-            self._remember(self._tops_cache, key, lens_top(self.lens(position)), 4096)
-        return self._tops_cache[key]
-
-    def kv_cache_mb(self) -> float:
-        if self.history is None or self.model is None:
-            return 0.0
-        return len(self.history.tokens) * self.model.config.kv_bytes_per_token() / 2**20
+    def kv_cache_mb(self, session: str = "A") -> float:
+        return self.sessions[session].kv_cache_mb()
 
     def shutdown(self) -> None:
         """Stop the worker thread; waits for a model call in progress to end (never kills it)."""
         self.pause()
-        self.worker.barrier = 1 << 62  # skip whatever is still queued
+        self.worker.supersede_all()  # skip whatever is still queued
         self._thread.quit()
         self._thread.wait()

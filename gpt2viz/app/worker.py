@@ -1,102 +1,158 @@
-"""The inference worker: owns the model and the generator on a QThread, so the window never waits.
+"""The inference worker: owns the models and one generator per session on a QThread.
 
-Requests arrive as queued slot calls carrying a request number; results go back as signals with the
-same number. A request older than the newest prompt or model load is skipped here and its result,
-if one was already on its way, is dropped by the state.
+Requests arrive as queued slot calls carrying a request number and the session's name; results go
+back as signals with both. A request older than that session's newest prompt or model load is skipped
+here (see :meth:`InferenceWorker.supersede`) and its result, if already on its way, is dropped by the state.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from dataclasses import dataclass
 
+import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from gpt2viz.core.analysis import lens_at
+from gpt2viz.core.analysis import lens_at, lens_top
 from gpt2viz.core.runtime import Model
-from gpt2viz.core.stepper import Generator
+from gpt2viz.core.stepper import Generator, History
 from gpt2viz.core.weights import Weights
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one request produced: the new history, the newest position's lens, and whether the model ran."""
+
+    history: History
+    elapsed_ms: float
+    lens: np.ndarray | None
+    ran_model: bool  # False for Back / Reset: stored frames, no model call
+    lens_tops: tuple[np.ndarray, np.ndarray] | None = None  # lens_top(lens): the lens grid's new column
 
 
 class InferenceWorker(QObject):
     """Runs every model call off the GUI thread. Never touches widgets."""
 
-    sigModelLoaded = Signal(int, object)  # request, Model
-    sigHistory = Signal(int, object, float, object)  # request, History, elapsed ms, lens at the newest position
-    sigFailed = Signal(int, str)  # request, message for the user
-    sigSkipped = Signal(int)  # request that needed no work (superseded, or nothing to undo)
+    sigModelLoaded = Signal(int, str, object)  # request, session, (Model, Weights)
+    sigResult = Signal(int, str, object)  # request, session, Result
+    sigFailed = Signal(int, str, str)  # request, session, message for the user
+    sigSkipped = Signal(int, str)  # request that needed no work (superseded, or nothing to undo)
     # Every request is answered by exactly one of these four signals: the state counts answers to
     # know when the worker is idle.
 
     def __init__(self):
         super().__init__()
-        self.model: Model | None = None
-        self.gen: Generator | None = None
-        self.weights: Weights | None = None
-        # Newest start/load request; written from the GUI thread (a plain int: atomic under the GIL).
-        self.barrier = 0
+        self.gens: dict[str, Generator] = {}
+        self.weights: dict[str, Weights] = {}
+        # Newest start/load request per session. Written from the GUI thread while this thread runs, so
+        # it is read and written only under the lock (queued calls could not overtake the queue they skip).
+        self._barrier: dict[str, int] = {}
+        self._lock = threading.Lock()
 
-    def _emit_history(self, req: int, elapsed_ms: float) -> None:
+    def supersede(self, session: str, req: int) -> None:
+        """Skip every queued request of ``session`` older than ``req``. Thread-safe: call from any thread."""
+        with self._lock:
+            self._barrier[session] = max(req, self._barrier.get(session, 0))
+
+    def supersede_all(self) -> None:
+        """Skip everything still queued (shutting down). Thread-safe."""
+        with self._lock:
+            self._barrier = {k: 1 << 62 for k in (*self._barrier, *self.gens)}
+            self._all = True
+
+    def _stale(self, session: str, req: int) -> bool:
+        with self._lock:
+            return getattr(self, "_all", False) or req < self._barrier.get(session, 0)
+
+    def _emit(self, req: int, session: str, elapsed_ms: float, ran: bool, with_lens: bool = True) -> None:
         # The logit lens of the newest position is a [layers + 1, V] matmul (≈ 0.5 GFLOP for GPT-2
-        # small): every view wants it after each step, so it is made here, off the GUI thread.
-        h = self.gen.history()
-        lens = lens_at(h, self.weights, self.model.config.n_layer, len(h.tokens) - 1)
-        self.sigHistory.emit(req, h, elapsed_ms, lens)
+        # small): every view wants it after a step, so it is made here, off the GUI thread. While
+        # auto-stepping the views skip most frames; then the views compute the few they draw on demand
+        # and the worker steps at nearly the headless rate.
+        gen = self.gens[session]
+        h = gen.history()
+        if not with_lens:
+            self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, None))
+            return
+        lens = lens_at(h, self.weights[session], gen.model.config.n_layer, len(h.tokens) - 1)
+        # Its top tokens too: while playing, views skip frames, and the lens grid would otherwise compute
+        # the skipped columns on the GUI thread.
+        self.sigResult.emit(req, session, Result(h, elapsed_ms, lens, ran, lens_top(lens)))
 
-    def _stale(self, req: int) -> bool:
-        return req < self.barrier
-
-    def _guard(self, req: int, fn) -> None:
-        if self._stale(req):
-            self.sigSkipped.emit(req)
+    def _guard(self, req: int, session: str, fn) -> None:
+        if self._stale(session, req):
+            self.sigSkipped.emit(req, session)
             return
         try:
             fn()
         except Exception as e:  # noqa: BLE001 - every failure becomes a message; the thread lives on
-            self.sigFailed.emit(req, str(e) or type(e).__name__)
+            self.sigFailed.emit(req, session, str(e) or type(e).__name__)
 
-    @Slot(int, str)
-    def load_model(self, req: int, folder: str) -> None:
+    def _gen(self, session: str) -> Generator:
+        if session not in self.gens:
+            raise RuntimeError("no model is loaded")
+        return self.gens[session]
+
+    @Slot(int, str, str)
+    def load_model(self, req: int, session: str, folder: str) -> None:
+        """Open ``folder`` for ``session``; the session's generation starts over."""
         def go():
             model = Model(folder)
             weights = Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5))
             weights.W_U  # load the parameters here, not on the GUI thread
-            self.model, self.gen, self.weights = model, Generator(model), weights
-            self.sigModelLoaded.emit(req, (model, weights))
-        self._guard(req, go)
+            self.gens[session], self.weights[session] = Generator(model), weights
+            self.sigModelLoaded.emit(req, session, (model, weights))
+        self._guard(req, session, go)
 
-    @Slot(int, str)
-    def start(self, req: int, text: str) -> None:
+    @Slot(int, str, str)
+    def share_model(self, req: int, session: str, source: str) -> None:
+        """Give ``session`` the model already open in ``source`` (no second load; its own generation)."""
         def go():
-            if self.gen is None:
-                raise RuntimeError("no model is loaded")
+            src = self._gen(source)
+            self.gens[session], self.weights[session] = Generator(src.model), self.weights[source]
+            self.sigModelLoaded.emit(req, session, (src.model, self.weights[source]))
+        # Never skipped: it is cheap, and the prompt queued right behind it (a newer barrier) needs it.
+        try:
+            go()
+        except Exception as e:  # noqa: BLE001
+            self.sigFailed.emit(req, session, str(e) or type(e).__name__)
+
+    @Slot(int, str, str, object)
+    def start(self, req: int, session: str, text: str, interventions) -> None:
+        """Tokenize and prefill ``text``. ``interventions`` (a tuple) is forwarded once the engine has them."""
+        def go():
+            gen = self._gen(session)
             t0 = time.perf_counter()
-            self.gen.start(self.gen.model.tokenizer.encode(text))
-            self._emit_history(req, (time.perf_counter() - t0) * 1000)
-        self._guard(req, go)
+            gen.start(gen.model.tokenizer.encode(text))
+            self._emit(req, session, (time.perf_counter() - t0) * 1000, True)
+        self._guard(req, session, go)
 
-    @Slot(int, object, object)
-    def step(self, req: int, settings, token) -> None:
+    @Slot(int, str, object, object, object, bool)
+    def step(self, req: int, session: str, settings, token, interventions, with_lens: bool = True) -> None:
         def go():
-            if self.gen is None or not self.gen.frames:
+            gen = self._gen(session)
+            if not gen.frames:
                 raise RuntimeError("run a prompt first")
-            frame = self.gen.step(settings, token)
-            self._emit_history(req, frame.elapsed_ms)
-        self._guard(req, go)
+            frame = gen.step(settings, token)
+            self._emit(req, session, frame.elapsed_ms, True, with_lens)
+        self._guard(req, session, go)
 
-    def _rewind(self, req: int, method: str) -> None:
+    def _rewind(self, req: int, session: str, method: str) -> None:
         """Back or Reset: restore stored frames (no model call); nothing to undo is a skip."""
         def go():
-            if self.gen and self.gen.frames:
-                getattr(self.gen, method)()
-                self._emit_history(req, 0.0)
+            gen = self.gens.get(session)
+            if gen and gen.frames:
+                getattr(gen, method)()
+                self._emit(req, session, 0.0, False)
             else:
-                self.sigSkipped.emit(req)
-        self._guard(req, go)
+                self.sigSkipped.emit(req, session)
+        self._guard(req, session, go)
 
-    @Slot(int)
-    def back(self, req: int) -> None:
-        self._rewind(req, "back")
+    @Slot(int, str)
+    def back(self, req: int, session: str) -> None:
+        self._rewind(req, session, "back")
 
-    @Slot(int)
-    def reset(self, req: int) -> None:
-        self._rewind(req, "reset")
+    @Slot(int, str)
+    def reset(self, req: int, session: str) -> None:
+        self._rewind(req, session, "reset")

@@ -4,35 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpt2viz.core.sampling import softmax
-from gpt2viz.core.trace import Trace
+from gpt2viz.core.sampling import entropy
 from gpt2viz.core.weights import Weights
-
-
-def residual_stack(trace: Trace, n_layer: int, position: int = -1) -> tuple[list[str], np.ndarray]:
-    """The residual stream at one position before block 0 and after each block.
-
-    Returns labels (``"embed"``, ``"block 0"``, …) and an [n_layer + 1, E] array.
-    """
-    rows = [trace["resid_pre", 0][position]] + [trace["resid_post", L][position] for L in range(n_layer)]
-    return ["embed"] + [f"block {L}" for L in range(n_layer)], np.stack(rows)
-
-
-def logit_lens(trace: Trace, weights: Weights, n_layer: int, position: int = -1) -> np.ndarray:
-    """Logits [n_layer + 1, V] when each stage's residual goes through ln_final and the unembedding.
-
-    The last row is the model's own output logits (the final residual takes the same path).
-    """
-    _, stack = residual_stack(trace, n_layer, position)
-    return weights.unembed(weights.ln_final(stack))
 
 
 def token_rank_and_prob(logits: np.ndarray, token: int) -> tuple[np.ndarray, np.ndarray]:
     """Per row of [N, V] logits: the token's rank (0 = top) and its softmax probability."""
     logits = np.atleast_2d(logits)
     ranks = (logits > logits[:, [token]]).sum(axis=1)
-    probs = np.array([softmax(row)[token] for row in logits])
-    return ranks, probs
+    return ranks, lens_probabilities(logits)[:, token]
 
 
 def residual_stack_at(history, n_layer: int, position: int) -> np.ndarray:
@@ -79,24 +59,24 @@ def analogy(weights: Weights, a: int, b: int, c: int, k: int = 5) -> list[tuple[
 
 
 # ---- attention ----------------------------------------------------------------------------------
-def attention_matrix(history, layer: int, head: int, which: str = "pattern", last: int = 256) -> tuple[np.ndarray, int]:
-    """[Q, K] weights (``pattern``) or scores (``attn_scores``) of one head over the whole text.
+def attention_matrices(history, layer: int, which: str = "pattern", last: int = 256) -> tuple[np.ndarray, int]:
+    """[H, Q, K] weights (``pattern``) or scores (``attn_scores``) of every head over the whole text.
 
     Masked (future) cells are NaN. Only the last ``last`` positions are included (a 1024² image is
-    neither readable nor cheap); returns the matrix and the first position it covers.
+    neither readable nor cheap); returns the matrices and the first position they cover.
     """
     n = len(history.tokens)
     first = max(0, n - last)
-    m = np.full((n - first, n - first), np.nan, dtype=np.float32)
-    for q in range(first, n):
-        m[q - first, : q + 1 - first] = history.hook_at((which, layer), q)[head][first:]
+    rows = [history.hook_at((which, layer), q) for q in range(first, n)]  # one lookup per query, all heads
+    m = np.full((rows[0].shape[0], n - first, n - first), np.nan, dtype=np.float32)
+    for i, r in enumerate(rows):
+        m[:, i, : i + 1] = r[:, first:]
     return m, first
 
 
 def pattern_entropy(row: np.ndarray) -> np.ndarray:
     """Entropy in nats of attention rows [..., K] (0 = all weight on one token)."""
-    p = np.clip(np.asarray(row, dtype=np.float64), 1e-30, 1)
-    return -(p * np.log(p)).sum(-1)
+    return entropy(row)
 
 
 # ---- MLP ----------------------------------------------------------------------------------------
@@ -139,14 +119,15 @@ def residual_profile(history, n_layer: int, position: int) -> dict[str, np.ndarr
     }
 
 
-def lens_grid(history, weights: Weights, n_layer: int, positions) -> tuple[np.ndarray, np.ndarray]:
-    """Top token and its probability for every (depth, position): two [n_layer + 1, len(positions)] arrays."""
-    cols = [lens_top(lens_at(history, weights, n_layer, pos)) for pos in positions]
-    return np.stack([c[0] for c in cols], axis=1), np.stack([c[1] for c in cols], axis=1)
+def lens_probabilities(lens: np.ndarray) -> np.ndarray:
+    """Softmax of each row of [N, V] lens logits, in float64: the one definition of a lens probability."""
+    x = np.asarray(lens, dtype=np.float64)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
 
 
 def lens_top(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of [N, V] logits: the top token and its probability."""
+    """Per row of [N, V] logits: the top token and its probability (as :func:`lens_probabilities`)."""
     lens = np.asarray(lens, dtype=np.float64)
     m = lens.max(1, keepdims=True)
-    return lens.argmax(1), 1.0 / np.exp(lens - m).sum(1)  # p(top) = e^0 / Σ e^(x - max)
+    return lens.argmax(1), 1.0 / np.exp(lens - m).sum(1)  # p(top) = e^0 / Σ e^(x - max), without the [N, V] division

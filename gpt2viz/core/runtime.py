@@ -196,11 +196,6 @@ class Model:
         validate(interventions, self.config.dims, self.config.n_positions)
         return feeds(interventions, start, length, self.config.dims, means)
 
-    def summary(self) -> dict:
-        """Name, size and source, for `gpt2viz models` and the status bar."""
-        return {"name": self.name, "folder": str(self.folder), "n_params": self.n_params,
-                "source": self.manifest.get("source"), "config": self.manifest.get("config")}
-
 
 def describe_folder(folder: Path) -> dict | None:
     """Manifest facts of a model folder without loading it, or None when it is not one."""

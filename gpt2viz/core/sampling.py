@@ -57,6 +57,16 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return e / e.sum()
 
 
+def entropy(p: np.ndarray) -> np.ndarray:
+    """Entropy in nats of probability vectors [..., N]; zero entries contribute nothing.
+
+    The one definition the chart, the attention view and the stage explanation share.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    logp = np.log(np.where(p > 0, p, 1.0))
+    return -(p * logp).sum(-1)
+
+
 @dataclass(frozen=True)
 class Distribution:
     """The next-token distribution at each stage of the transforms.
@@ -88,9 +98,7 @@ class Distribution:
 
     def entropy(self, which: str = "raw") -> float:
         """Entropy in nats."""
-        p = getattr(self, which)
-        nz = p[p > 0]
-        return float(-(nz * np.log(nz)).sum())
+        return float(entropy(getattr(self, which)))
 
 
 def transform(logits: np.ndarray, settings: SamplingSettings) -> Distribution:
@@ -138,3 +146,13 @@ def choose(dist: Distribution, seed: int, position: int) -> int:
     idx = int(np.searchsorted(csum, u * csum[-1], side="right"))
     # u < 1, so csum[idx] > u·total ≥ csum[idx-1]: the chosen token always has final[idx] > 0.
     return min(idx, dist.final.size - 1)
+
+
+def pick(logits: np.ndarray, settings: SamplingSettings, n_tokens: int) -> tuple[Distribution, int]:
+    """The distribution under ``settings`` and the token a step appends after ``n_tokens`` tokens.
+
+    The seed rule lives here only: the draw is seeded by (seed, length of the context), so the CLI,
+    the app and a step taken again after Back all choose the same token.
+    """
+    dist = transform(logits, settings)
+    return dist, choose(dist, settings.seed, n_tokens)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from gpt2viz.core.runtime import ContextLimitError, KVCache, Model
-from gpt2viz.core.sampling import Distribution, SamplingSettings, choose, transform
+from gpt2viz.core.sampling import Distribution, SamplingSettings, pick
 from gpt2viz.core.trace import Trace
+
+
+def context_full(n_tokens: int, n_positions: int) -> bool:
+    """True when a context of ``n_tokens`` leaves no room for another token (no sliding window)."""
+    return n_tokens >= n_positions
 
 
 @dataclass(frozen=True)
@@ -146,12 +152,11 @@ class Generator:
 
     def can_step(self) -> bool:
         """False when the context is full (n_positions tokens)."""
-        return bool(self.frames) and len(self.tokens) < self.model.config.n_positions
+        return bool(self.frames) and not context_full(len(self.tokens), self.model.config.n_positions)
 
     def preview(self, settings: SamplingSettings) -> tuple[Distribution, int]:
         """The next-token distribution under ``settings`` and the token a step would choose. No model run."""
-        dist = transform(self.current.logits, settings)
-        return dist, choose(dist, settings.seed, len(self.tokens))
+        return pick(self.current.logits, settings, len(self.tokens))
 
     def step(self, settings: SamplingSettings, token: int | None = None) -> Frame:
         """Append one token (sampled, or ``token`` when forced) and run it through the model with the cache."""
@@ -213,7 +218,11 @@ def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.
     from gpt2viz.core.hooks import hook_shapes, resolve
 
     full = resolve(name)
-    for frame in frames:
+    # Every frame after the first computed exactly one position: index it directly, not by search.
+    first = frames[0].trace
+    k = 0 if position < first.start + first.positions else position - (first.start + first.positions) + 1
+    candidates = (frames[k],) if k < len(frames) else ()
+    for frame in (*candidates, *frames):
         t = frame.trace
         if t.start <= position < t.start + t.positions:
             letters = _letters(full, hook_shapes)[1:]  # the trace dropped B
@@ -224,6 +233,15 @@ def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.
     raise IndexError(f"no frame holds position {position}")
 
 
-def _letters(full: str, hook_shapes) -> list[str]:
+@functools.lru_cache(maxsize=None)
+def _letters_of(full: str) -> tuple[str, ...]:
+    # Building the shape table costs more than the slice it describes: views call hook_at thousands of
+    # times a second while playing, so each name's axis letters are looked up once.
+    from gpt2viz.core.hooks import hook_shapes
+
     layer = int(full.split(".")[1]) if full.startswith("blocks.") else 0
-    return hook_shapes(layer + 1)[full].split()
+    return tuple(hook_shapes(layer + 1)[full].split())
+
+
+def _letters(full: str, hook_shapes=None) -> tuple[str, ...]:
+    return _letters_of(full)

@@ -51,11 +51,6 @@ class Weights:
         """Unembedding [V, E] (GPT-2 ties it to the token embedding)."""
         return self.get("transformer.wte.weight")
 
-    @property
-    def W_pos(self) -> np.ndarray:
-        """Position embedding [n_positions, E]."""
-        return self.get("transformer.wpe.weight")
-
     def W_out(self, layer: int) -> np.ndarray:
         """MLP output weights [M, E] of a block: row n is what neuron n writes into the residual."""
         return self.get(f"transformer.h.{layer}.mlp.c_proj.weight")

@@ -76,9 +76,9 @@ class MainWindow(QMainWindow):
         self._context_menus()
         self._export: QProcess | None = None
 
-        state.sigModel.connect(self._on_model)
-        state.sigHistory.connect(self._update_status)
-        state.sigHistory.connect(self._after_history)
+        state.sigModel.connect(lambda name: name == "A" and self._on_model())
+        state.sigHistory.connect(lambda name: name == "A" and self._update_status())
+        state.sigHistory.connect(lambda name: name == "A" and self._after_history())
         state.sigBusy.connect(self._on_busy)
         state.sigError.connect(self.show_error)
         self._fill_models()
@@ -180,7 +180,7 @@ class MainWindow(QMainWindow):
     # ---- export -------------------------------------------------------------------------------------
     def focused_view(self) -> str:
         """The view the keyboard focus is in (pipeline, chart), else the visible detail tab."""
-        from gpt2viz.widgets.snapshot import _TAB
+        from gpt2viz.widgets.view_names import view_of_tab
 
         w = QApplication.focusWidget()
         while w is not None:
@@ -189,8 +189,7 @@ class MainWindow(QMainWindow):
             if w is self.pipeline:
                 return "pipeline"
             w = w.parentWidget()
-        tab = next(k for k, v in self.detail.views.items() if v is self.detail.currentWidget())
-        return next(v for v, t in _TAB.items() if t == tab and v not in ("head", "attribution"))
+        return view_of_tab(next(k for k, v in self.detail.views.items() if v is self.detail.currentWidget()))
 
     def _ready(self) -> bool:
         if self.state.history is None:
@@ -387,7 +386,7 @@ def run_app(model_spec: str | None = None, settings_path: str | None = None, pro
         win.prompt.setText(prompt)
     pending = [steps]
 
-    def auto_step():
+    def auto_step(_name=None):
         if pending[0] > 0 and state.history is not None and not state.busy:
             pending[0] -= 1
             state.step()

@@ -15,8 +15,7 @@ from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QSlider, QSpinB
                                QWidget)
 
 from gpt2viz.app.state import AppState
-
-N_BARS = 12
+from gpt2viz.core.viewmodels.chart import N_BARS, ChartSummary, chart_summary
 
 
 class ProbabilityChart(QWidget):
@@ -24,10 +23,12 @@ class ProbabilityChart(QWidget):
 
     sigForced = Signal(int)  # a bar was clicked: force this token as the next one
 
-    def __init__(self, state: AppState, parent=None):
+    def __init__(self, state: AppState, session: str = "A", parent=None):
         super().__init__(parent)
         self.state = state
-        self.rows: list[dict] = []  # what is drawn, top row first (tests read it)
+        self.name = session
+        self.session = state.session(session)
+        self.summary: ChartSummary | None = None  # what is drawn
         pal = self.palette()
         self.plot = pg.PlotWidget(background=pal.color(QPalette.Base))
         self.plot.setMenuEnabled(False)
@@ -92,22 +93,26 @@ class ProbabilityChart(QWidget):
         lay.addWidget(self.plot, 1)
         lay.addWidget(self.legend)
         lay.addLayout(form)
-        self.sigForced.connect(lambda t: state.step(t))
-        state.sigHistory.connect(self.redraw)
-        state.sigSampling.connect(self._sync_controls)
-        state.sigSampling.connect(self.redraw)
-        state.sigModel.connect(self.redraw)
+        self.sigForced.connect(lambda t: state.step(t, session))
+        mine = self._mine
+        state.sigHistory.connect(mine(self.redraw))
+        state.sigSampling.connect(mine(self._sync_controls))
+        state.sigSampling.connect(mine(self.redraw))
+        state.sigModel.connect(mine(self.redraw))
         self._sync_controls()
         self.redraw()
 
+    def _mine(self, slot):
+        return lambda name: name == self.name and slot()
+
     def _set(self, **kw) -> None:
         try:
-            self.state.set_sampling(**kw)
+            self.state.set_sampling(self.name, **kw)
         except ValueError as e:
-            self.state.sigError.emit(str(e))
+            self.state.report_error(str(e))
 
     def _sync_controls(self) -> None:
-        s = self.state.sampling
+        s = self.session.sampling
         for w, v in ((self.temp, round(s.temperature * 100)), (self.topk, s.top_k), (self.topp, round(s.top_p * 100)),
                      (self.seed, s.seed)):
             w.blockSignals(True)
@@ -119,62 +124,56 @@ class ProbabilityChart(QWidget):
         self.seed.setEnabled(not s.greedy)
 
     def redraw(self) -> None:
-        st = self.state
+        self.summary = sm = chart_summary(self.session, N_BARS)
         for t in self.labels:
             t.setVisible(False)
-        d = st.distribution()
-        if d is None or st.model is None:
-            self.rows = []
+        if sm is None:
             self.ghost.setOpts(x0=[], y=[], width=[])
             self.bars.setOpts(x0=[], y=[], width=[], brushes=[])
             self.plot.getAxis("left").setTicks([[]])
             self.title.setText("Next token")
             return
-        dist, chosen = d
-        tok = st.model.tokenizer
-        ids = [int(i) for i in dist.top(N_BARS, "raw")]
-        if chosen not in ids:  # a sampled token from the tail still gets its bar
-            ids[-1] = chosen
-        self.rows = [{"id": i, "token": tok.token_display(i), "raw": float(dist.raw[i]),
-                      "final": float(dist.final[i]), "kept": bool(dist.kept[i]), "chosen": i == chosen} for i in ids]
+        tok = self.session.model.tokenizer
+        rows = sm.rows
+        ids = [r.id for r in rows]
         ys = list(range(len(ids)))[::-1]  # first row at the top
         normal = QColor(70, 130, 200)
-        self.ghost.setOpts(x0=[0] * len(ids), y=ys, width=[r["raw"] for r in self.rows])
-        self.bars.setOpts(x0=[0] * len(ids), y=ys, width=[r["final"] for r in self.rows],
-                          brushes=[QColor(230, 140, 20) if r["chosen"] else normal for r in self.rows])
+        self.ghost.setOpts(x0=[0] * len(ids), y=ys, width=[r.raw for r in rows])
+        self.bars.setOpts(x0=[0] * len(ids), y=ys, width=[r.final for r in rows],
+                          brushes=[QColor(230, 140, 20) if r.chosen else normal for r in rows])
         ticks = []
-        for y, r, item in zip(ys, self.rows, self.labels):
-            label = r["token"] if r["kept"] else "".join(ch + "\u0336" for ch in r["token"])
-            ticks.append((y, ("★ " if r["chosen"] else "") + label))
-            txt = f"{r['final']:.1%}" + (f"  (model {r['raw']:.1%})" if abs(r["final"] - r["raw"]) > 5e-4 else "")
+        for y, r, item in zip(ys, rows, self.labels):
+            token = tok.token_display(r.id)
+            label = token if r.kept else "".join(ch + "\u0336" for ch in token)
+            ticks.append((y, ("★ " if r.chosen else "") + label))
+            txt = f"{r.final:.1%}" + (f"  (model {r.raw:.1%})" if abs(r.final - r.raw) > 5e-4 else "")
             item.setText(txt)
-            item.setPos(max(r["final"], r["raw"]), y)
+            item.setPos(max(r.final, r.raw), y)
             item.setVisible(True)
         self.plot.getAxis("left").setTicks([ticks])
         self.plot.setYRange(-0.6, len(ids) - 0.4, padding=0)
         # Scale to the largest bar, leaving room for its label: a flat distribution stays readable.
-        top = max(max(r["raw"], r["final"]) for r in self.rows)
+        top = max(max(r.raw, r.final) for r in rows)
         xmax = min(1.0, top) * 1.75 + 1e-3
         self.plot.setXRange(0, xmax, padding=0)
         # ticks only up to 100 %: the space beyond is room for labels, not probability
         step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if min(xmax, 1.0) / s <= 6)
         ticks = [(v, f"{v:.0%}") for v in np.arange(0, min(xmax, 1.0) + 1e-9, step)]
         self.plot.getAxis("bottom").setTicks([ticks])
-        n = len(st.history.tokens)
-        self.title.setText(f"Next token after position {n - 1} · {int(dist.kept.sum()):,} of {dist.raw.size:,} "
-                           f"tokens kept · entropy {dist.entropy('raw'):.2f} nats")
+        self.title.setText(f"Next token after position {sm.position} · {sm.n_kept:,} of {sm.vocab_size:,} "
+                           f"tokens kept · entropy {sm.entropy:.2f} nats")
 
     def _on_click(self, ev) -> None:
-        if not self.rows:
+        if self.summary is None:
             return
         vb = self.plot.getPlotItem().vb
         if not vb.sceneBoundingRect().contains(ev.scenePos()) and \
                 not self.plot.getAxis("left").sceneBoundingRect().contains(ev.scenePos()):
             return
         y = vb.mapSceneToView(ev.scenePos()).y()
-        self.click_row(len(self.rows) - 1 - int(round(y)))
+        self.click_row(len(self.summary.rows) - 1 - int(round(y)))
 
     def click_row(self, index: int) -> None:
         """Force the token of row ``index`` (0 = top) as the next one."""
-        if 0 <= index < len(self.rows):
-            self.sigForced.emit(self.rows[index]["id"])
+        if self.summary is not None and 0 <= index < len(self.summary.rows):
+            self.sigForced.emit(self.summary.rows[index].id)

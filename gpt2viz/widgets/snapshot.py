@@ -17,11 +17,9 @@ from PySide6.QtWidgets import QWidget
 
 from gpt2viz.core.files import WriteError, atomic_write, check_writable
 
-VIEWS = ("pipeline", "chart", "tokens", "embeddings", "attention", "head", "mlp", "lens", "residual", "path",
-         "attribution")
-PER_LAYER = ("attention", "head", "mlp")
-_TAB = {"tokens": "Tokens", "embeddings": "Embeddings", "attention": "Attention", "head": "Attention",
-        "mlp": "MLP", "lens": "Logit lens", "residual": "Residual", "path": "Path", "attribution": "Path"}
+from gpt2viz.core.session import Stage
+from gpt2viz.widgets.view_names import PER_LAYER, TAB, VIEWS  # noqa: F401 - VIEWS is this module's API too
+
 CAPTION_H = 40  # room for two lines: narrow views wrap their caption
 
 
@@ -31,9 +29,16 @@ def view_widget(window, view: str) -> QWidget:
         return window.pipeline
     if view == "chart":
         return window.chart
-    tab = window.detail.views[_TAB[view]]
+    tab = window.detail.views[TAB[view]]
     window.detail.setCurrentWidget(tab)
     return tab.big if view == "head" else tab.bars_panel if view == "attribution" else tab
+
+
+def _redraw(window) -> None:
+    """Bring every view drawn in a picture up to the current selection (a hidden tab may lag behind)."""
+    window.pipeline.refresh()
+    window.chart.redraw()
+    window.detail.currentWidget().refresh()
 
 
 def facts(state, view: str) -> dict[str, str]:
@@ -136,7 +141,7 @@ def export_view(window, view: str, path: Path, scale: float = 1.0, force: bool =
         raise WriteError(f"{path}: the file name must end in .png or .svg")
     check_writable(path, force)
     widget = view_widget(window, view)
-    window.state.sigSelection.emit()  # views redraw for the current selection before the grab
+    _redraw(window)
     f = facts(window.state, view)
     data = svg_bytes(widget, f) if ext == ".svg" else png_bytes(render_png(widget, f, scale))
     return atomic_write(path, data, force)
@@ -161,7 +166,7 @@ def export_all_layers(window, view: str, folder: Path, ext: str = "png", scale: 
         for L in range(n):
             if progress and progress(L, n) is False:
                 break
-            state.select_stage(f"block.{L}")
+            state.select_block(L)
             f = facts(state, view)
             path = folder / default_name(f, ext)
             export_view(window, view, path, scale, force)
@@ -195,95 +200,3 @@ def contact_sheet(images: list[QImage], cols: int | None = None) -> QImage:
         p.drawImage((k % cols) * w, (k // cols) * h, img)
     p.end()
     return sheet
-
-
-def run_snapshot(a) -> list[Path]:
-    """`gpt2viz snapshot`: run the prompt in an offscreen window and export the asked view(s).
-
-    Raises WriteError / ValueError / ModelFolderError with a message for the user.
-    """
-    import os
-    import tempfile
-
-    from gpt2viz.core.locations import resolve_model
-    from gpt2viz.core.sampling import SamplingSettings
-
-    out = Path(a.out).expanduser()
-    if a.all_layers:
-        if not out.is_dir():
-            raise WriteError(f"--all-layers writes into a folder; {out} is not an existing folder")
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise WriteError(f"cannot write into {out}: no permission")
-    elif a.view == "data":
-        if out.suffix.lower() != ".npz":
-            raise WriteError(f"{out}: the data export is a .npz file (a .json is written beside it)")
-        check_writable(out, a.force)
-        check_writable(out.with_suffix(".json"), a.force)
-    else:
-        if out.suffix.lower() not in (".png", ".svg"):
-            raise WriteError(f"{out}: the file name must end in .png or .svg")
-        check_writable(out, a.force)
-    settings = SamplingSettings(a.temperature, a.top_k, a.top_p, a.seed)
-    folder = resolve_model(a.model)
-    if a.scale <= 0 or a.scale > 8:
-        raise ValueError(f"--scale must be in (0, 8], got {a.scale}")
-
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEventLoop, QTimer
-    from PySide6.QtWidgets import QApplication
-
-    from gpt2viz.app.settings import Settings
-    from gpt2viz.app.state import AppState
-    from gpt2viz.widgets.main_window import MainWindow
-
-    _app = QApplication.instance() or QApplication(["gpt2viz"])  # kept alive for the widgets below
-    state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "snapshot.ini")))
-    state.sampling = settings
-    win = MainWindow(state)
-    win.prompt.setText(a.prompt)
-    win.resize(1500, 940)
-    win.show()
-    errors: list[str] = []
-    state.sigError.connect(errors.append)
-
-    def wait(cond) -> None:
-        loop = QEventLoop()
-        timer = QTimer()
-        timer.timeout.connect(lambda: (cond() or errors) and loop.quit())
-        timer.start(5)
-        QTimer.singleShot(600_000, loop.quit)
-        loop.exec()
-        timer.stop()
-        if errors:
-            raise ValueError(errors[0])
-
-    try:
-        state.load_model(str(folder))
-        wait(lambda: state.history is not None and not state.busy)
-        for _ in range(a.steps):
-            if len(state.history.tokens) >= state.model.config.n_positions:
-                break
-            n = len(state.history.tokens)
-            state.step()
-            wait(lambda n=n: len(state.history.tokens) > n and not state.busy)
-        n_layer, n_head = state.model.config.n_layer, state.model.config.n_head
-        if not 0 <= a.layer < n_layer:
-            raise ValueError(f"--layer must be in 0..{n_layer - 1}")
-        if not 0 <= a.head < n_head:
-            raise ValueError(f"--head must be in 0..{n_head - 1}")
-        if a.position is not None:
-            if not 0 <= a.position < len(state.history.tokens):
-                raise ValueError(f"--position must be in 0..{len(state.history.tokens) - 1}")
-            state.select_position(a.position)
-        state.select_stage(f"block.{a.layer}")
-        state.select_head(a.head)
-        if a.view == "data":
-            from gpt2viz.core.trace_export import export_trace
-
-            return list(export_trace(state.history, state.model, state.sampling, out, a.force))
-        if a.all_layers:
-            index = export_all_layers(win, a.view, out, "png" if a.format == "png" else "svg", a.scale, a.force)
-            return [out / e["file"] for e in index["files"]] + [out / "index.json"]
-        return [export_view(win, a.view, out, a.scale, a.force)]
-    finally:
-        win.close()

@@ -20,9 +20,11 @@ class TokenStrip(QScrollArea):
 
     MAX_CHIPS = 400  # a 1024-token text would make the strip unusable; the newest are what matters
 
-    def __init__(self, state: AppState, parent=None):
+    def __init__(self, state: AppState, session: str = "A", parent=None):
         super().__init__(parent)
         self.state = state
+        self.name = session
+        self.session = state.session(session)
         self.setWidgetResizable(True)
         self.setFixedHeight(48)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
@@ -37,20 +39,20 @@ class TokenStrip(QScrollArea):
         self._offset = 0
         self._tokens: tuple[int, ...] = ()
         self._prompt_len = -1
-        state.sigHistory.connect(self._on_history)
-        state.sigSelection.connect(self._mark)
+        state.sigHistory.connect(lambda name: name == self.name and self._on_history())
+        state.sigSelection.connect(lambda name: name == self.name and self._mark())
         self._rebuild()
 
     def _on_history(self) -> None:
         """Add or drop chips at the end when a step or Back only changed the tail; else rebuild."""
-        h, old = self.state.history, self._tokens
-        if (h is None or self.state.model is None or not old or h.prompt_len != self._prompt_len
+        h, old = self.session.history, self._tokens
+        if (h is None or self.session.model is None or not old or h.prompt_len != self._prompt_len
                 or self._offset or len(h.tokens) > self.MAX_CHIPS):
             self._rebuild()
             return
         new = h.tokens
         if new[: len(old)] == old:
-            infos = self.state.model.tokenizer.describe(list(new))
+            infos = self.session.model.tokenizer.describe(list(new))
             for pos in range(len(old), len(new)):
                 b = self._chip(pos, infos[pos], pos >= h.prompt_len)
                 self._row.insertWidget(self._row.count() - 1, b)  # before the stretch
@@ -78,7 +80,7 @@ class TokenStrip(QScrollArea):
         b.setProperty("generated", generated)
         kind = "generated" if generated else "prompt"
         b.setToolTip(f"position {pos} · id {info.id} · bytes {info.bytes.hex(' ')} · {kind}")
-        b.clicked.connect(lambda _=False, p=pos: self.state.select_position(p))
+        b.clicked.connect(lambda _=False, p=pos: self.state.select_position(p, self.name))
         return b
 
     def _rebuild(self) -> None:
@@ -87,14 +89,14 @@ class TokenStrip(QScrollArea):
             if w is not None:
                 w.deleteLater()
         self.chips = []
-        h = self.state.history
+        h = self.session.history
         self._tokens = h.tokens if h is not None else ()
         self._prompt_len = h.prompt_len if h is not None else -1
-        if h is None or self.state.model is None:
+        if h is None or self.session.model is None:
             self._row.addWidget(QLabel("Type a prompt and press Run (Ctrl+Enter)."))
             self._row.addStretch(1)
             return
-        tok = self.state.model.tokenizer
+        tok = self.session.model.tokenizer
         infos = tok.describe(list(h.tokens))
         self._offset = max(0, len(infos) - self.MAX_CHIPS)
         if self._offset:
@@ -108,6 +110,6 @@ class TokenStrip(QScrollArea):
         self.horizontalScrollBar().setValue(self.horizontalScrollBar().maximum())
 
     def _mark(self) -> None:
-        sel = self.state.selected_position
+        sel = self.session.selected_position
         for i, b in enumerate(self.chips):
             b.setChecked(i + self._offset == sel)

@@ -1,11 +1,21 @@
-"""AppState and its worker thread: superseded requests are dropped, errors become messages."""
+"""AppState and its worker thread: sessions by name, superseded requests dropped, errors become messages."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
+from gpt2viz.core.session import Stage
+from gpt2viz.core.viewmodels.attention import attention_summary
+from gpt2viz.core.viewmodels.chart import chart_summary
+from gpt2viz.core.viewmodels.embeddings import embedding_summary
+from gpt2viz.core.viewmodels.lens import lens_grid, lens_target
+from gpt2viz.core.viewmodels.mlp import mlp_summary
+from gpt2viz.core.viewmodels.pipeline import pipeline_summary
+from gpt2viz.core.viewmodels.residual import residual_summary
+from gpt2viz.core.viewmodels.tokens import tokens_summary
 
 
 @pytest.fixture
@@ -19,7 +29,7 @@ def state(qtbot, tmp_path, exported):
 
 def test_a_newer_prompt_supersedes_queued_work(qtbot, state):
     seen = []
-    state.sigHistory.connect(lambda: state.history and seen.append(state.history.tokens))
+    state.sigHistory.connect(lambda name: state.history and seen.append(state.history.tokens))
     state.run_prompt("Hello")
     state.step()
     state.step()
@@ -28,6 +38,7 @@ def test_a_newer_prompt_supersedes_queued_work(qtbot, state):
     tok = state.model.tokenizer
     assert state.history.tokens == tuple(tok.encode("The capital of France is"))
     assert seen[-1] == state.history.tokens
+    assert tuple(tok.encode("Hello")) not in seen[1:]  # the superseded prompt was never shown after it
 
 
 def test_worker_errors_become_messages_and_the_session_goes_on(qtbot, state):
@@ -53,3 +64,81 @@ def test_sliders_never_touch_the_worker(qtbot, state):
     assert state.model_runs == runs and not state.busy
     with pytest.raises(ValueError):
         state.set_sampling(temperature=-1)
+
+
+def test_back_is_not_counted_as_a_model_run(qtbot, state):
+    state.run_prompt("Hello")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    state.step()
+    qtbot.waitUntil(lambda: not state.busy and len(state.history.tokens) == 2, timeout=20000)
+    runs, ms = state.model_runs, state.last_ms
+    state.back()
+    qtbot.waitUntil(lambda: not state.busy and len(state.history.tokens) == 1, timeout=20000)
+    assert state.model_runs == runs and state.last_ms == ms
+
+
+def _same(x, y) -> bool:
+    """Deep equality of view models (frozen dataclasses holding arrays and tuples)."""
+    if isinstance(x, np.ndarray):
+        return isinstance(y, np.ndarray) and x.shape == y.shape and np.array_equal(x, y, equal_nan=x.dtype.kind == "f")
+    if isinstance(x, (tuple, list)):
+        return type(x) is type(y) and len(x) == len(y) and all(_same(a, b) for a, b in zip(x, y))
+    if hasattr(x, "__dataclass_fields__"):
+        return type(x) is type(y) and all(_same(getattr(x, f), getattr(y, f)) for f in x.__dataclass_fields__)
+    return x == y
+
+
+def _summaries(s):
+    return {"pipeline": pipeline_summary(s), "chart": chart_summary(s), "attention": attention_summary(s),
+            "mlp": mlp_summary(s), "lens": lens_grid(s), "target": lens_target(s), "embed": embedding_summary(s),
+            "residual": residual_summary(s), "tokens": tokens_summary(s)}
+
+
+def test_two_sessions_on_one_model_stay_apart(qtbot, state):
+    state.run_prompt("The capital of France is")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    a = state.session("A")
+    state.select_block(1, head=1)
+    before = _summaries(a)
+    tokens_a, runs_a = a.history.tokens, a.model_runs
+    emitted = []
+    state.sigHistory.connect(emitted.append)
+    b = state.open_session("B", "My favourite city is")
+    qtbot.waitUntil(lambda: not state.busy and b.history is not None, timeout=20000)
+    assert b.model is a.model  # one model, two runs
+    state.step(session="B")
+    state.step(session="B")
+    qtbot.waitUntil(lambda: not state.busy and len(b.history.tokens) == len(b.history.frames[0].tokens) + 2,
+                    timeout=20000)
+    state.select_block(1, head=1, session="B")
+    state.set_sampling("B", temperature=0.5)
+    # A is untouched by B's requests
+    assert a.history.tokens == tokens_a and a.model_runs == runs_a and a.sampling.temperature == 1.0
+    assert set(emitted) == {"B"}
+    after = _summaries(a)
+    for k in before:
+        assert _same(before[k], after[k]), k
+    # B's view models show B's text wherever the text matters
+    got = _summaries(b)
+    assert got["tokens"].rows != before["tokens"].rows
+    assert got["pipeline"].token != before["pipeline"].token or got["pipeline"].position != before["pipeline"].position
+    assert not np.allclose(got["embed"].sum_vec, before["embed"].sum_vec)
+    assert got["attention"].matrices.shape != before["attention"].matrices.shape
+    assert not np.array_equal(got["mlp"].post, before["mlp"].post)
+    assert got["lens"].positions != before["lens"].positions
+    assert not np.allclose(got["residual"].resid_norm, before["residual"].resid_norm)
+    assert [r.raw for r in got["chart"].rows] != [r.raw for r in before["chart"].rows]
+    # a new prompt in A supersedes A's queue only
+    state.step(session="B")
+    state.run_prompt("Hello")
+    qtbot.waitUntil(lambda: not state.busy, timeout=20000)
+    assert len(b.history.generated) == 3 and a.history.tokens == tuple(a.model.tokenizer.encode("Hello"))
+    state.close_session("B")
+    assert list(state.sessions) == ["A"]
+
+
+def test_stage_is_typed(state):
+    with pytest.raises(TypeError):
+        state.select_stage("block.1")
+    state.select_stage(Stage.block(1))
+    assert state.layer == 1 and state.stage == Stage.block(1)

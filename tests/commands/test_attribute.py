@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gpt2viz.app.cli import main
+from gpt2viz.cli import main
 
 
 def _run(capsys, *args):

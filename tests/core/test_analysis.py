@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from gpt2viz.core.analysis import logit_lens, residual_stack, token_rank_and_prob
+from gpt2viz.core.analysis import lens_at, residual_stack_at, token_rank_and_prob
 from gpt2viz.core.runtime import Model
 from gpt2viz.core.weights import Weights
 
@@ -10,9 +10,10 @@ from gpt2viz.core.weights import Weights
 def test_lens_last_layer_equals_model_logits(exported):
     for name in ("l2h2e16", "l3h4e32"):
         model = Model(exported[name])
-        trace, _ = model.run([464, 3139, 286, 4881, 318])
+        h = _history(model, [464, 3139, 286, 4881, 318], steps=0)
+        trace = h.current.trace
         w = Weights(model.folder / "model.onnx", model.manifest["config"]["layer_norm_epsilon"])
-        lens = logit_lens(trace, w, model.config.n_layer)
+        lens = lens_at(h, w, model.config.n_layer, 4)
         assert lens.shape == (model.config.n_layer + 1, 50257)
         scale = np.abs(trace.last_logits).max()
         assert np.abs(lens[-1] - trace.last_logits).max() <= 1e-4 * scale
@@ -27,10 +28,12 @@ def test_weights_are_the_checkpoints(exported, torch_models):
 
 def test_residual_stack_and_ranks(tiny_model_dir):
     model = Model(tiny_model_dir)
-    trace, _ = model.run([1, 2, 3])
-    labels, stack = residual_stack(trace, 2, position=1)
-    assert labels == ["embed", "block 0", "block 1"]
+    h = _history(model, [1, 2, 3], steps=0)
+    trace = h.current.trace
+    stack = residual_stack_at(h, 2, 1)
+    assert stack.shape == (3, model.config.n_embd)
     np.testing.assert_allclose(stack[0], trace["hook_embed"][1] + trace["hook_pos_embed"][1], atol=1e-6)
+    np.testing.assert_allclose(stack[2], trace["resid_post", 1][1], atol=1e-6)
     logits = np.array([[0.0, 2.0, 1.0], [3.0, 2.0, 1.0]])
     ranks, probs = token_rank_and_prob(logits, 1)
     assert ranks.tolist() == [0, 1]
@@ -68,14 +71,15 @@ def test_mlp_neuron_projection_is_w_out_times_unembedding(exported, torch_models
     assert [n for n, _, _ in top] == list(np.argsort(-score)[:3])
 
 
-def test_attention_matrix_residual_profile_and_lens_grid(exported):
-    from gpt2viz.core.analysis import attention_matrix, lens_grid, pattern_entropy, residual_profile
+def test_attention_matrix_residual_profile_and_lens_top(exported):
+    from gpt2viz.core.analysis import attention_matrices, lens_top, pattern_entropy, residual_profile
 
     model = Model(exported["l2h2e16"])
     h = _history(model, [464, 3139, 286, 4881, 318])
     full, _ = model.run(list(h.tokens), keep_all_logits=True)
-    m, first = attention_matrix(h, 1, 1, "pattern")
-    assert first == 0 and m.shape == (7, 7)
+    mats, first = attention_matrices(h, 1, "pattern")
+    m = mats[1]
+    assert first == 0 and mats.shape == (2, 7, 7)
     np.testing.assert_allclose(np.tril(m), np.tril(full["pattern", 1][1]), atol=1e-5)
     assert np.isnan(m[np.triu_indices(7, 1)]).all()
     ent = pattern_entropy(h.hook_at(("pattern", 0), 6))
@@ -88,7 +92,8 @@ def test_attention_matrix_residual_profile_and_lens_grid(exported):
     assert prof["cos_to_final"][-1] == pytest.approx(1.0, abs=1e-5)
 
     w = Weights(model.folder / "model.onnx")
-    tops, probs = lens_grid(h, w, 2, [2, 6])
+    cols = [lens_top(lens_at(h, w, 2, p)) for p in (2, 6)]
+    tops, probs = np.stack([c[0] for c in cols], 1), np.stack([c[1] for c in cols], 1)
     assert tops[-1].tolist() == full["logits"][[2, 6]].argmax(-1).tolist()
     np.testing.assert_allclose(probs[-1], [torch.softmax(torch.tensor(full["logits"][i]), 0).max().item()
                                            for i in (2, 6)], rtol=1e-3)

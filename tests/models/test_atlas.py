@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpt2viz.app.cli import main as cli_main
+from gpt2viz.cli import main as cli_main
 from gpt2viz.core.locations import DEFAULT_MODEL, bundled_models_dir, resolve_model
 from gpt2viz.core.runtime import Model
 

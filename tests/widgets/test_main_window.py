@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from gpt2viz.app.cli import main as cli_main
+from gpt2viz.cli import main as cli_main
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
+from gpt2viz.core.session import TOKENS, Stage
 from gpt2viz.widgets.main_window import MainWindow
 
 
@@ -61,26 +62,30 @@ def test_sliders_redraw_from_stored_logits_without_a_model_run(qtbot, window):
     st, chart = window.state, window.chart
     runs = st.model_runs
     chart.temp.setValue(100)
-    before = [r["final"] for r in chart.rows]
+    before = list(chart.bars.opts["width"])  # what is drawn: the solid bars' lengths
     chart.temp.setValue(30)
-    colder = [r["final"] for r in chart.rows]
+    colder = list(chart.bars.opts["width"])
     assert colder != before and colder[0] > before[0]
     chart.topk.setValue(3)
-    assert sum(r["kept"] for r in chart.rows) == 3
-    assert all(r["final"] == 0 for r in chart.rows if not r["kept"])
+    rows = chart.summary.rows
+    assert sum(r.kept for r in rows) == 3 == chart.summary.n_kept
+    assert all(w == 0 for w, r in zip(chart.bars.opts["width"], rows) if not r.kept)
     chart.topk.setValue(0)
     chart.topp.setValue(50)
-    kept = [r for r in chart.rows if r["kept"]]
-    assert kept and sum(r["final"] for r in kept) == pytest.approx(1.0, abs=1e-6) or len(kept) == len(chart.rows)
+    dist, _ = st.distribution()
+    kept_total = float(dist.final[dist.kept].sum())
+    assert kept_total == pytest.approx(1.0, abs=1e-6) and dist.kept.sum() == chart.summary.n_kept
+    assert f"{chart.summary.n_kept:,} of 50,257 tokens kept" in chart.title.text()
     assert st.model_runs == runs  # no model call for any of it
-    assert [r["raw"] for r in chart.rows] == sorted((r["raw"] for r in chart.rows), reverse=True)
+    raws = list(chart.ghost.opts["width"])
+    assert raws == sorted(raws, reverse=True)
 
 
 def test_clicking_a_bar_forces_that_token(qtbot, window):
     st, chart = window.state, window.chart
     chart.temp.setValue(0)
-    third = chart.rows[2]["id"]
-    assert not chart.rows[2]["chosen"]
+    third = chart.summary.rows[2].id
+    assert not chart.summary.rows[2].chosen
     chart.click_row(2)
     wait_idle(qtbot, st)
     assert st.history.tokens[-1] == third and st.history.current.forced
@@ -89,37 +94,38 @@ def test_clicking_a_bar_forces_that_token(qtbot, window):
 def test_back_restores_tokens_and_chart(qtbot, window):
     st, chart = window.state, window.chart
     chart.temp.setValue(80)
-    tokens0, rows0 = st.history.tokens, [dict(r) for r in chart.rows]
+    tokens0, rows0 = st.history.tokens, chart.summary.rows
     qtbot.mouseClick(window.controls.step_btn, Qt.LeftButton)
     wait_idle(qtbot, st)
-    assert st.history.tokens != tokens0 and chart.rows != rows0
+    assert st.history.tokens != tokens0 and chart.summary.rows != rows0
     runs = st.model_runs
     qtbot.mouseClick(window.controls.back_btn, Qt.LeftButton)
     qtbot.waitUntil(lambda: st.history.tokens == tokens0, timeout=5000)
-    assert chart.rows == rows0 and st.model_runs == runs
+    assert chart.summary.rows == rows0 and st.model_runs == runs
 
 
 def test_selecting_position_and_stage_updates_the_pipeline(qtbot, window):
     st, pipe = window.state, window.pipeline
-    assert pipe.cells.glyphs["tokens"]["text"].endswith(f"pos {len(st.history.tokens) - 1}")
-    last = pipe.cells.glyphs["block.1"]
+    n = len(st.history.tokens)
+    assert pipe.cells.summary.position == n - 1 and len(pipe.cells.summary.blocks[1].bars) == n
     qtbot.mouseClick(window.tokens.chips[1], Qt.LeftButton)
     assert st.selected_position == 1 and window.tokens.chips[1].isChecked()
-    g = pipe.cells.glyphs
-    assert g["tokens"]["text"].endswith("pos 1")
-    assert len(g["block.1"]["bars"]) == 2 and len(last["bars"]) == len(st.history.tokens)
-    np.testing.assert_allclose(g["block.1"]["bars"], st.history.hook_at(("pattern", 1), 1)[
-        int(g["block.1"]["text"].split()[0][1:])])
+    s = pipe.cells.summary
+    assert s.position == 1 and pipe.cells._texts[TOKENS].endswith("pos 1")
+    b = s.blocks[1]
+    assert len(b.bars) == 2
+    np.testing.assert_allclose(b.bars, st.history.hook_at(("pattern", 1), 1)[b.head])
     r = pipe.cells.cell_rect(3)  # tokens, embed, block.0, block.1
     qtbot.mouseClick(pipe.cells, Qt.LeftButton, pos=r.center().toPoint())
-    assert st.stage == "block.1" and st.layer == 1
-    assert st.head == pipe.cells.glyphs["block.1"]["head"]  # the block opens on the head its cell shows
-    assert "Block 1" in pipe.explanation.text()
+    assert st.stage == Stage.block(1) and st.layer == 1
+    assert st.head == b.head  # the block opens on the head its cell shows
+    text = pipe.explanation.text()
+    assert text.startswith("<b>Block 1.</b>") and f"head {b.head} puts {b.weight:.0%}" in text
     qtbot.mouseClick(pipe.next_btn, Qt.LeftButton)
-    assert st.stage == "block.2"
+    assert st.stage == Stage.block(2)
     qtbot.mouseClick(pipe.prev_btn, Qt.LeftButton)
     qtbot.mouseClick(pipe.prev_btn, Qt.LeftButton)
-    assert st.stage == "block.0"
+    assert st.stage == Stage.block(0)
 
 
 @pytest.mark.parametrize("prompt,expect", [("", None), ("word " * 80, "reads at most 48"), ("🙂 你好 \u200b\x00", None)])

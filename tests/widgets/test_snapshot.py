@@ -8,9 +8,11 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+
+from gpt2viz.core.session import CHOOSE
 from PySide6.QtGui import QImage
 
-from gpt2viz.app.cli import main as cli_main
+from gpt2viz.cli import main as cli_main
 from gpt2viz.core.files import WriteError
 from gpt2viz.core.runtime import Model
 from gpt2viz.core.trace_export import export_trace
@@ -41,7 +43,7 @@ def test_png_of_every_view_has_size_content_caption_and_metadata(win, tmp_path, 
 
 
 def test_svg_is_xml_with_the_views_text(win, tmp_path):
-    win.state.select_stage("block.2")
+    win.state.select_block(2)
     out = export_view(win, "attention", tmp_path / "a.svg")
     root = ET.parse(out).getroot()
     text = " ".join("".join(e.itertext()) for e in root.iter() if e.tag.endswith("text"))
@@ -63,7 +65,7 @@ def test_all_layers_export_of_a_4_layer_model(win, tmp_path):
     one = QImage(str(tmp_path / index["files"][0]["file"]))
     assert sheet.width() == 2 * one.width() and sheet.height() == 2 * one.height()
     assert seen[-1] == (4, 4)
-    assert win.state.stage == "choose"  # the selection is put back
+    assert win.state.stage == CHOOSE  # the selection is put back
 
 
 def test_cancel_stops_the_all_layers_export(win, tmp_path):
@@ -105,7 +107,11 @@ def test_cli_snapshot_and_exit_codes(capsys, tmp_path, exported):
     m = str(exported["l4h2e24"])
     base = ["snapshot", "--prompt", "Hello there", "--model", m, "--view", "head", "--layer", "1", "--head", "1"]
     assert cli_main([*base, "--out", str(tmp_path / "h.svg")]) == 0
-    assert ET.parse(tmp_path / "h.svg").getroot() is not None
+    root = ET.parse(tmp_path / "h.svg").getroot()
+    desc = json.loads(next(e.text for e in root.iter() if e.tag.endswith("desc")))
+    assert (desc["View"], desc["Layer"], desc["Head"], desc["Prompt"]) == ("head", "1", "1", "Hello there")
+    title = "".join(next(e.itertext() for e in root.iter() if e.tag.endswith("title")))
+    assert "layer 1 · head 1" in title  # the caption says what the picture shows
     assert cli_main([*base, "--out", str(tmp_path / "h.svg")]) == 2
     assert "--force" in capsys.readouterr().err
     assert cli_main([*base, "--out", str(tmp_path / "nope" / "h.png")]) == 2

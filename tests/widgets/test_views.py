@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gpt2viz.core.runtime import Model
+from gpt2viz.core.session import Stage
 
 
 @pytest.fixture
@@ -15,29 +16,32 @@ def win(stepped_window):
 
 def test_attention_bars_equal_the_pattern_row(win):
     st, view = win.state, win.detail.views["Attention"]
-    st.select_stage("block.2")
+    st.select_block(2)
     st.select_head(3)
     st.select_position(3)
-    np.testing.assert_allclose(view.bar_values, st.history.hook_at(("pattern", 2), 3)[3])
-    assert view.bar_values.size == 4  # keys 0..3 only: the future is not a bar
-    assert len(view.cells) == 4
+    # the view draws its summary: the bar item holds the pattern row, the big image the head's matrix
+    np.testing.assert_allclose(view.bar_item.opts["height"], st.history.hook_at(("pattern", 2), 3)[3])
+    assert len(view.bar_item.opts["height"]) == 4  # keys 0..3 only: the future is not a bar
+    assert len(view.cells) == 4 and view.summary.head == 3
+    assert view.big_img.image.shape[:2] == (6, 6)
     view.mode.setCurrentIndex(1)  # scores before softmax
-    np.testing.assert_allclose(view.bar_values, st.history.hook_at(("attn_scores", 2), 3)[3])
-    e = st.history.hook_at(("pattern", 2), 3)
-    np.testing.assert_allclose(view.entropies, -(e * np.log(np.clip(e, 1e-30, 1))).sum(-1), rtol=1e-5)
+    np.testing.assert_allclose(view.bar_item.opts["height"], st.history.hook_at(("attn_scores", 2), 3)[3])
+    assert f"{view.summary.entropies[0]:.2f} nats" in view.head_labels[0].text
 
 
 def test_mlp_view_projects_the_neuron_through_the_unembedding(win):
     st, view = win.state, win.detail.views["MLP"]
-    st.select_stage("block.1")
+    st.select_block(1)
     win.detail.setCurrentWidget(view)  # hidden views wait to be shown before they redraw
     post = st.history.hook_at(("post", 1), st.selected_position)
     W_out = st.weights.W_out(1)
     score = post * np.linalg.norm(W_out, axis=1)
-    assert view.top[0][0] == int(np.argmax(np.abs(score)))
+    assert int(view.table.item(0, 0).text()) == int(np.argmax(np.abs(score)))
+    np.testing.assert_array_equal(view.curve.yData, post)
     view.select_neuron(5)
     logits = W_out[5] @ st.weights.W_U.T
-    assert [i for i, _ in view.projection[0]] == list(np.argsort(-logits)[:10])
+    best = st.model.tokenizer.token_display(int(np.argmax(logits)))
+    assert "Neuron 5" in view.neuron_info.text() and f"promotes: {best} " in view.neuron_info.text()
 
 
 def test_lens_view_last_row_is_the_models_output(win):
@@ -45,23 +49,29 @@ def test_lens_view_last_row_is_the_models_output(win):
     win.detail.setCurrentWidget(view)
     model = Model(st.model.folder)
     full, _ = model.run(list(st.history.tokens), keep_all_logits=True)
-    assert view.tops[-1].tolist() == full["logits"][view.positions].argmax(-1).tolist()
+    tok = st.model.tokenizer
+    last = view.table.rowCount() - 1
+    assert [view.table.item(last, c).text().split("\n")[0] for c in range(view.table.columnCount())] == [
+        tok.token_display(int(t)) for t in full["logits"].argmax(-1)]
     st.select_position(2)
     # target defaults to the token that followed position 2; its final rank is the model's own
     target = st.history.tokens[3]
-    assert view.target_ranks[-1] == int((full["logits"][2] > full["logits"][2][target]).sum())
+    rank = int((full["logits"][2] > full["logits"][2][target]).sum())
+    assert view.rank_label.text().split(": ")[1].split(", ")[-1] == str(rank)
 
 
 def test_embedding_sum_is_block_0_input(win):
     st, view = win.state, win.detail.views["Embeddings"]
     win.detail.setCurrentWidget(view)
     st.select_position(3)
-    np.testing.assert_allclose(view.data["sum"], st.history.hook_at(("resid_pre", 0), 3), atol=1e-6)
-    np.testing.assert_array_equal(view.data["token"], st.weights.W_U[st.history.tokens[3]])
-    assert view.data["nearest"][0][1] <= 1.0 and len(view.data["nearest"]) == 10
+    img = view.image.image  # token, position, sum: what is drawn
+    np.testing.assert_allclose(img[2], st.history.hook_at(("resid_pre", 0), 3), atol=1e-6)
+    np.testing.assert_array_equal(img[0], st.weights.W_U[st.history.tokens[3]])
+    first = st.model.tokenizer.token_display(view.summary.nearest[0][0])
+    assert f"{first} &nbsp; {view.summary.nearest[0][1]:.3f}" in view.neighbours.text()
     view.a.setText(" king"), view.b.setText(" man"), view.c.setText(" woman")
     view.run_analogy()
-    assert len(view.data["analogy"]) == 5
+    assert view.analogy_out.text().count(" · ") == 4  # five answers
     view.a.setText("unbelievable")
     view.run_analogy()
     assert "4 tokens" in view.analogy_out.text()
@@ -71,18 +81,20 @@ def test_tokens_and_residual_views(win):
     st = win.state
     tv = win.detail.views["Tokens"]
     win.detail.setCurrentWidget(tv)
-    assert [r["id"] for r in tv.rows] == list(st.history.tokens)
-    assert [r["generated"] for r in tv.rows] == [False] * 5 + [True]
+    assert [int(tv.table.item(r, 1).text()) for r in range(tv.table.rowCount())] == list(st.history.tokens)
+    assert [tv.table.item(r, 4).text() for r in range(6)] == ["prompt"] * 5 + ["generated"]
     rv = win.detail.views["Residual"]
     win.detail.setCurrentWidget(rv)
-    np.testing.assert_allclose(rv.profile["resid_norm"][0],
-                               np.linalg.norm(st.history.hook_at(("resid_pre", 0), 5)), rtol=1e-5)
+    np.testing.assert_allclose(rv.resid_curve.yData[0], np.linalg.norm(st.history.hook_at(("resid_pre", 0), 5)),
+                               rtol=1e-5)
 
 
 def test_pipeline_stage_opens_its_tab(win):
     st, tabs = win.state, win.detail
-    for stage, name in (("tokens", "Tokens"), ("embed", "Embeddings"), ("block.0", "Attention"),
-                        ("lm_head", "Logit lens"), ("ln_final", "Residual")):
+    from gpt2viz.core.session import EMBED, LM_HEAD, LN_FINAL, TOKENS
+
+    for stage, name in ((TOKENS, "Tokens"), (EMBED, "Embeddings"), (Stage.block(0), "Attention"),
+                        (LM_HEAD, "Logit lens"), (LN_FINAL, "Residual")):
         st.select_stage(stage)
         assert tabs.currentWidget() is tabs.views[name]
 

@@ -10,19 +10,17 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
-from gpt2viz.core.analysis import attention_matrix, pattern_entropy
+from gpt2viz.core.viewmodels.attention import MAX_SIDE, AttentionSummary, attention_summary
 from gpt2viz.widgets.views.common import HoverImage, LazyView, layer_box, note, sync_layer_box, themed_plot, to_rgba
-
-MAX_SIDE = 128  # positions drawn per head: the newest 128 (said on screen when the text is longer)
 
 
 class AttentionView(LazyView):
     """Head grid (query × key, causal mask grey), a large heatmap with read-out, and key bars."""
 
-    def __init__(self, state: AppState, parent=None):
+    def __init__(self, state: AppState, session: str = "A", parent=None):
         super().__init__(parent)
-        self.state = state
-        self.layer = layer_box(state)
+        self.bind(state, session)
+        self.layer = layer_box(state, session)
         self.mode = QComboBox()
         self.mode.addItems(["pattern (after softmax)", "scores (before softmax)"])
         self.mode.currentIndexChanged.connect(self.refresh)
@@ -39,7 +37,7 @@ class AttentionView(LazyView):
         self.big_img = HoverImage()
         self.big.addItem(self.big_img)
         self.big_img.sigHover.connect(self._hover)
-        self.big_img.sigClicked.connect(lambda r, _c: state.select_position(self._first + r))
+        self.big_img.sigClicked.connect(lambda r, _c: state.select_position(self._first + r, session))
         self.bars = themed_plot(self)
         self.bars.setLabel("left", "weight")
         self.bars.getAxis("left").enableAutoSIPrefix(False)
@@ -59,8 +57,8 @@ class AttentionView(LazyView):
         self._first = 0
         self._big = np.zeros((0, 0))
         self.cells: list[HoverImage] = []
-        self.bar_values = np.zeros(0)
-        self.entropies = np.zeros(0)
+        self.summary: AttentionSummary | None = None
+        self._ticks_key = None
         for sig in (state.sigHistory, state.sigSelection, state.sigModel):
             self.watch(sig)
         self.refresh()
@@ -80,57 +78,53 @@ class AttentionView(LazyView):
                                                        color=self.palette().color(QPalette.Text)))
             vb = self.grid.addViewBox(row=2 * r + 1, col=c, lockAspect=True, invertY=True)
             img = HoverImage()
-            img.sigClicked.connect(lambda _r, _c, h=hd: self.state.select_head(h))
+            img.sigClicked.connect(lambda _r, _c, h=hd: self.state.select_head(h, self.name))
             vb.addItem(img)
             self.cells.append(img)
 
     def refresh(self) -> None:
-        st = self.state
-        if st.history is None or st.model is None:
+        s = self.session
+        self.summary = sm = attention_summary(s, self.which)
+        if sm is None:
             self.caption.setText("Run a prompt to see attention.")
             return
-        cfg, tok, h = st.model.config, st.model.tokenizer, st.history
-        sync_layer_box(self.layer, cfg.n_layer, st.layer)
-        if len(self.cells) != cfg.n_head:
-            self._build_grid(cfg.n_head)
-        pos, L, head = st.selected_position, st.layer, min(st.head, cfg.n_head - 1)
-        mats = [attention_matrix(h, L, hd, self.which, MAX_SIDE) for hd in range(cfg.n_head)]
-        self._first = mats[0][1]
-        row = h.hook_at(("pattern", L), pos)  # [H, pos + 1]
-        self.entropies = pattern_entropy(row)
-        scores = self.which != "pattern"
-        for hd, ((m, _), img) in enumerate(zip(mats, self.cells)):
-            lo, hi = (np.nanmin(m), np.nanmax(m)) if scores else (0.0, 1.0)
-            img.setImage(to_rgba(m, lo, hi))
-            img.setToolTip(f"head {hd} · entropy at position {pos}: {self.entropies[hd]:.2f} nats · click to enlarge")
-            self.head_labels[hd].setText(("▶ " if hd == head else "") + f"head {hd} · {self.entropies[hd]:.2f} nats")
-        self._big = mats[head][0]
-        lo, hi = (np.nanmin(self._big), np.nanmax(self._big)) if scores else (0.0, 1.0)
-        self.big_img.setImage(to_rgba(self._big, lo, hi))
+        tok = s.model.tokenizer
+        sync_layer_box(self.layer, s.n_layer, sm.layer)
+        if len(self.cells) != sm.n_head:
+            self._build_grid(sm.n_head)
+        pos, L, head = sm.position, sm.layer, sm.head
+        self._first = sm.first
+        for hd, (m, img) in enumerate(zip(sm.matrices, self.cells)):
+            img.setImage(to_rgba(m, *sm.levels[hd]))
+            img.setToolTip(f"head {hd} · entropy at position {pos}: {sm.entropies[hd]:.2f} nats · click to enlarge")
+            self.head_labels[hd].setText(("▶ " if hd == head else "") + f"head {hd} · {sm.entropies[hd]:.2f} nats")
+        self._big = sm.matrices[head]
+        self.big_img.setImage(to_rgba(self._big, *sm.levels[head]))
         self.big_img.setRect(-0.5, -0.5, self._big.shape[1], self._big.shape[0])  # cells centred on ticks
-        labels = [(i, tok.token_display(t)) for i, t in enumerate(h.tokens[self._first:])]
-        step = max(1, len(labels) // 24)
-        for ax in ("left", "bottom"):
-            self.big.getAxis(ax).setTicks([labels[::step]])
+        if self._ticks_key != (sm.tokens, pos):  # tick labels cost text layout: only when the tokens change
+            self._ticks_key = (sm.tokens, pos)
+            labels = [(i, tok.token_display(t)) for i, t in enumerate(sm.tokens)]
+            step = max(1, len(labels) // 24)
+            for ax in ("left", "bottom"):
+                self.big.getAxis(ax).setTicks([labels[::step]])
+            klabels = [(i, tok.token_display(t)) for i, t in enumerate(s.history.tokens[: pos + 1])]
+            self.bars.getAxis("bottom").setTicks([klabels[:: max(1, len(klabels) // 24)]])
         self.big.setTitle(f"layer {L}, head {head}: {self.which.replace('attn_', '')} (rows read, columns are read)")
         # the selected query's weights over its keys
-        self.bar_values = h.hook_at((self.which, L), pos)[head]
-        self.bar_item.setOpts(x=np.arange(self.bar_values.size), height=self.bar_values)
-        if not scores:
+        self.bar_item.setOpts(x=np.arange(sm.bars.size), height=sm.bars)
+        if self.which == "pattern":
             self.bars.setYRange(0, 1.02, padding=0)
         else:
             self.bars.enableAutoRange(axis="y")
-        klabels = [(i, tok.token_display(t)) for i, t in enumerate(h.tokens[: pos + 1])]
-        self.bars.getAxis("bottom").setTicks([klabels[:: max(1, len(klabels) // 24)]])
-        self.bars.setTitle(f"what {tok.token_display(h.tokens[pos])} (position {pos}) reads, head {head}")
-        clip = f" Showing the newest {MAX_SIDE} of {len(h.tokens)} positions." if self._first else ""
-        ent = ", ".join(f"h{i} {e:.2f}" for i, e in enumerate(self.entropies))
+        self.bars.setTitle(f"what {tok.token_display(s.history.tokens[pos])} (position {pos}) reads, head {head}")
+        clip = f" Showing the newest {MAX_SIDE} of {sm.n_tokens} positions." if self._first else ""
+        ent = ", ".join(f"h{i} {e:.2f}" for i, e in enumerate(sm.entropies))
         self.caption.setText(f"Layer {L}: each small map is one head's attention, query (row) × key (column); grey "
                              f"cells are the future, masked. Click a head to enlarge it. Entropy at position {pos} "
                              f"(nats; 0 = one token gets everything): {ent}.{clip}")
 
     def _hover(self, r: int, c: int) -> None:
-        st = self.state
+        st = self.session
         if st.history is None or r >= self._big.shape[0]:
             return
         tok, toks = st.model.tokenizer, st.history.tokens

@@ -70,11 +70,11 @@ def note(text: str = "") -> QLabel:
     return lbl
 
 
-def layer_box(state) -> QSpinBox:
-    """A "layer N" spin box that selects that block for every view."""
+def layer_box(state, session: str = "A") -> QSpinBox:
+    """A "layer N" spin box that selects that block for every view of ``session``."""
     box = QSpinBox()
     box.setPrefix("layer ")
-    box.valueChanged.connect(lambda v: state.select_stage(f"block.{v}"))
+    box.valueChanged.connect(lambda v: state.select_block(v, session=session))
     return box
 
 
@@ -95,9 +95,13 @@ class LazyView(QWidget):
 
     _stale = False
 
+    def bind(self, state, session: str) -> None:
+        """Show session ``session`` of ``state`` (the same view class can show A or B)."""
+        self.state, self.name, self.session = state, session, state.session(session)
+
     def watch(self, signal, slot=None) -> None:
-        """Call ``slot`` (default ``refresh``) on ``signal`` if visible, else on the next show."""
-        signal.connect(lambda *_a: self._request(slot or self.refresh))
+        """Call ``slot`` (default ``refresh``) on ``signal`` for this view's session if visible, else on the next show."""
+        signal.connect(lambda name, *_a: name == self.name and self._request(slot or self.refresh))
 
     def _request(self, slot) -> None:
         if self.isVisible():

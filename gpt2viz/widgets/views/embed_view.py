@@ -7,16 +7,16 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QPushButton, QHBoxLayout, QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
-from gpt2viz.core.analysis import analogy, nearest_tokens
+from gpt2viz.core.viewmodels.embeddings import EmbeddingSummary, analogy_summary, embedding_summary
 from gpt2viz.widgets.views.common import LazyView, note, themed_plot
 
 
 class EmbeddingsView(LazyView):
     """Heat strips of token, position and sum vectors with norms; 10 nearest tokens; a − b + c."""
 
-    def __init__(self, state: AppState, parent=None):
+    def __init__(self, state: AppState, session: str = "A", parent=None):
         super().__init__(parent)
-        self.state = state
+        self.bind(state, session)
         self.caption = note()
         self.plot = themed_plot(self)
         self.plot.getAxis("left").setTicks([[(0, "token"), (1, "position"), (2, "sum")]])
@@ -49,39 +49,35 @@ class EmbeddingsView(LazyView):
         lay.addLayout(grid, 1)
         self.watch(state.sigHistory)
         self.watch(state.sigSelection)
-        self.data: dict = {}
+        self.summary: EmbeddingSummary | None = None
+        self.analogy: tuple = ()
         self.refresh()
 
     def refresh(self) -> None:
-        st = self.state
-        if st.history is None or st.weights is None:
+        s = self.session
+        self.summary = sm = embedding_summary(s)
+        if sm is None:
             self.caption.setText("Run a prompt to see its embeddings.")
             self.image.clear()
             return
-        h, tok = st.history, st.model.tokenizer
-        pos = st.selected_position
-        tid = h.tokens[pos]
-        e, p = h.hook_at("hook_embed", pos), h.hook_at("hook_pos_embed", pos)
-        s = e + p
-        self.data = {"token": e, "position": p, "sum": s}
-        m = np.stack([e, p, s])
+        tok = s.model.tokenizer
+        m = np.stack([sm.token_vec, sm.pos_vec, sm.sum_vec])
         lim = float(np.abs(m).max()) or 1.0
         self.image.setImage(m, levels=(-lim, lim))
         self.image.setRect(0, -0.5, m.shape[1], 3)
+        ne, npos, ns = sm.norms
         self.caption.setText(
-            f"Position {pos}, {tok.token_display(tid)} (id {tid}): token vector ‖{np.linalg.norm(e):.2f}‖ + "
-            f"position vector ‖{np.linalg.norm(p):.2f}‖ = ‖{np.linalg.norm(s):.2f}‖, the residual stream entering "
-            f"block 0 ({e.size} numbers; blue negative, red positive).")
-        near = nearest_tokens(st.weights, st.weights.W_U[tid], 11, exclude=(tid,))[:10]
-        self.data["nearest"] = near
-        self.neighbours.setText("<b>Nearest tokens</b> to " + tok.token_display(tid) + " (cosine):<br>" + "<br>".join(
-            f"{tok.token_display(i)} &nbsp; {c:.3f}" for i, c in near))
+            f"Position {sm.position}, {tok.token_display(sm.token)} (id {sm.token}): token vector ‖{ne:.2f}‖ + "
+            f"position vector ‖{npos:.2f}‖ = ‖{ns:.2f}‖, the residual stream entering "
+            f"block 0 ({m.shape[1]} numbers; blue negative, red positive).")
+        self.neighbours.setText("<b>Nearest tokens</b> to " + tok.token_display(sm.token) + " (cosine):<br>" +
+                                "<br>".join(f"{tok.token_display(i)} &nbsp; {c:.3f}" for i, c in sm.nearest))
 
     def run_analogy(self) -> None:
-        st = self.state
-        if st.weights is None or st.model is None:
+        s = self.session
+        if s.weights is None or s.model is None:
             return
-        tok = st.model.tokenizer
+        tok = s.model.tokenizer
         ids = []
         for w in (self.a, self.b, self.c):
             enc = tok.encode(w.text())
@@ -89,6 +85,5 @@ class EmbeddingsView(LazyView):
                 self.analogy_out.setText(f"“{w.text()}” is {len(enc)} tokens; each term must be one token.")
                 return
             ids.append(enc[0])
-        res = analogy(st.weights, *ids, k=5)
-        self.data["analogy"] = res
+        self.analogy = res = analogy_summary(s, *ids, k=5)
         self.analogy_out.setText(" · ".join(f"{tok.token_display(i)} {c:.3f}" for i, c in res))

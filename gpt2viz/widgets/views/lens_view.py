@@ -7,22 +7,20 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QHBoxLayout, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
-from gpt2viz.core.analysis import token_rank_and_prob
+from gpt2viz.core.viewmodels.lens import MAX_POSITIONS, LensGrid, LensTarget, lens_grid, lens_target
 from gpt2viz.widgets.views.common import LazyView, note, themed_plot
-
-MAX_POSITIONS = 16  # each column is a [layers + 1, V] product: the newest 16 keep this view instant
 
 
 class LensView(LazyView):
     """Layers × positions grid of top tokens; a target token's probability and rank across depth."""
 
-    def __init__(self, state: AppState, parent=None):
+    def __init__(self, state: AppState, session: str = "A", parent=None):
         super().__init__(parent)
-        self.state = state
+        self.bind(state, session)
         self.caption = note()
         self.table = QTableWidget()
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.table.cellClicked.connect(lambda _r, c: state.select_position(self.positions[c]))
+        self.table.cellClicked.connect(lambda _r, c: state.select_position(self.grid.positions[c], session))
         self.target = QLineEdit()
         self.target.setPlaceholderText("target token (default: the token the model chose next)")
         self.target.editingFinished.connect(self.refresh_target)
@@ -47,65 +45,59 @@ class LensView(LazyView):
         lay = QVBoxLayout(self)
         lay.addWidget(self.caption)
         lay.addWidget(split, 1)
-        self.positions: list[int] = []
-        self.tops = np.zeros((0, 0), dtype=int)
-        self.probs = np.zeros((0, 0))
-        self.target_ranks = np.zeros(0, dtype=int)
-        self.target_probs = np.zeros(0)
+        self.grid: LensGrid | None = None
+        self.path: LensTarget | None = None
+        self._headers = None
         self.watch(state.sigHistory)
         self.watch(state.sigSelection, self.refresh_target)
         self.refresh()
 
     def refresh(self) -> None:
-        st = self.state
-        if st.history is None or st.weights is None:
+        s = self.session
+        self.grid = g = lens_grid(s, MAX_POSITIONS)
+        if g is None:
             self.caption.setText("Run a prompt to see the logit lens.")
             return
-        cfg, tok, h = st.model.config, st.model.tokenizer, st.history
-        n = len(h.tokens)
-        self.positions = list(range(max(0, n - MAX_POSITIONS), n))
-        cols = [st.lens_tops(p) for p in self.positions]  # cached per token prefix: old columns are free
-        self.tops = np.stack([c[0] for c in cols], axis=1)
-        self.probs = np.stack([c[1] for c in cols], axis=1)
-        self.table.setRowCount(cfg.n_layer + 1)
-        self.table.setColumnCount(len(self.positions))
-        self.table.setHorizontalHeaderLabels([f"{p} {tok.token_display(h.tokens[p])}" for p in self.positions])
-        self.table.setVerticalHeaderLabels(["embed"] + [f"block {L}" for L in range(cfg.n_layer)])
-        for r in range(cfg.n_layer + 1):
-            for c in range(len(self.positions)):
-                p = float(self.probs[r, c])
-                item = QTableWidgetItem(f"{tok.token_display(int(self.tops[r, c]))}\n{p:.0%}")
+        tok, n_rows, n_cols = s.model.tokenizer, g.tops.shape[0], len(g.positions)
+        headers = ([f"{p} {tok.token_display(t)}" for p, t in zip(g.positions, g.tokens)], n_rows)
+        resize = headers != self._headers
+        if resize:
+            self._headers = headers
+            self.table.setRowCount(n_rows)
+            self.table.setColumnCount(n_cols)
+            self.table.setHorizontalHeaderLabels(headers[0])
+            self.table.setVerticalHeaderLabels(["embed"] + [f"block {L}" for L in range(n_rows - 1)])
+        for r in range(n_rows):
+            for c in range(n_cols):
+                p, top = float(g.probs[r, c]), int(g.tops[r, c])
+                item = self.table.item(r, c)
+                if item is None:  # items are reused: only their text and colour change
+                    item = QTableWidgetItem()
+                    self.table.setItem(r, c, item)
+                item.setText(f"{tok.token_display(top)}\n{p:.0%}")
                 item.setBackground(QColor(70, 130, 200, int(30 + 200 * p)))
                 item.setToolTip(f"after {'the embeddings' if r == 0 else f'block {r - 1}'}, position "
-                                f"{self.positions[c]} predicts {tok.token_display(int(self.tops[r, c]))} ({p:.1%})")
-                self.table.setItem(r, c, item)
-        self.table.resizeColumnsToContents()
-        self.table.resizeRowsToContents()
-        self.table.scrollToItem(self.table.item(0, len(self.positions) - 1))  # the newest positions matter most
-        clip = f" Showing the newest {len(self.positions)} of {n} positions." if n > MAX_POSITIONS else ""
+                                f"{g.positions[c]} predicts {tok.token_display(top)} ({p:.1%})")
+        if resize:
+            self.table.resizeColumnsToContents()
+            self.table.resizeRowsToContents()
+            self.table.scrollToItem(self.table.item(0, n_cols - 1))  # the newest positions matter most
+        clip = f" Showing the newest {n_cols} of {g.n_tokens} positions." if g.n_tokens > MAX_POSITIONS else ""
         self.caption.setText("Each cell: the token the residual stream would predict if the model stopped after that "
                              "block (final LayerNorm + unembedding applied early), and its probability. The last row "
                              "is the model's real output. Click a column to select that position." + clip)
         self.refresh_target()
 
     def refresh_target(self) -> None:
-        st = self.state
-        if st.history is None or st.weights is None:
+        s = self.session
+        if s.history is None or s.weights is None:
             return
-        tok, h = st.model.tokenizer, st.history
-        pos = st.selected_position
-        lens = st.lens(pos)
+        tok = s.model.tokenizer
         text = self.target.text()
         ids = tok.encode(text) if text else []
-        if len(ids) == 1:
-            target = ids[0]
-        elif pos + 1 < len(h.tokens):
-            target = h.tokens[pos + 1]  # the token that was chosen after this position
-        else:
-            target = int(np.argmax(lens[-1]))
-        self.target_ranks, self.target_probs = token_rank_and_prob(lens, target)
-        self.prob_curve.setData(np.arange(len(self.target_probs)), self.target_probs)
+        self.path = t = lens_target(s, ids[0] if len(ids) == 1 else None)
+        self.prob_curve.setData(np.arange(len(t.probs)), t.probs)
         self.chart.setYRange(0, 1)
-        self.chart.setTitle(f"{tok.token_display(target)} at position {pos} {tok.token_display(h.tokens[pos])}")
-        self.rank_label.setText("rank by depth (0 = top): " + ", ".join(str(int(r)) for r in self.target_ranks) +
+        self.chart.setTitle(f"{tok.token_display(t.target)} at position {t.position} {tok.token_display(t.token)}")
+        self.rank_label.setText("rank by depth (0 = top): " + ", ".join(str(int(r)) for r in t.ranks) +
                                 ("" if not text or len(ids) == 1 else f" · “{text}” is {len(ids)} tokens; using the default"))

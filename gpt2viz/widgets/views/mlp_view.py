@@ -8,17 +8,17 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QSplitter, QTable
                                QVBoxLayout, QWidget)
 
 from gpt2viz.app.state import AppState
-from gpt2viz.core.analysis import project_to_vocab, top_neurons
+from gpt2viz.core.viewmodels.mlp import ACTIVE, MlpSummary, mlp_summary
 from gpt2viz.widgets.views.common import LazyView, layer_box, note, sync_layer_box, themed_plot
 
 
 class MlpView(LazyView):
     """All d_mlp activations; top neurons by activation × ‖value‖; a neuron's value vector read as tokens."""
 
-    def __init__(self, state: AppState, parent=None):
+    def __init__(self, state: AppState, session: str = "A", parent=None):
         super().__init__(parent)
-        self.state = state
-        self.layer = layer_box(state)
+        self.bind(state, session)
+        self.layer = layer_box(state, session)
         self.caption = note()
         self.acts = themed_plot(self)
         self.acts.setLabel("bottom", "neuron")
@@ -30,7 +30,7 @@ class MlpView(LazyView):
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.verticalHeader().setVisible(False)
-        self.table.cellClicked.connect(lambda r, _c: self.select_neuron(self.top[r][0]))
+        self.table.cellClicked.connect(lambda r, _c: self.select_neuron(self.summary.top[r][0]))
         self.neuron_info = note()
         self.whole = note()
         top = QHBoxLayout()
@@ -48,47 +48,44 @@ class MlpView(LazyView):
         lay.addLayout(top)
         lay.addWidget(self.acts, 2)
         lay.addWidget(lower, 3)
-        self.top: list[tuple[int, float, float]] = []
-        self.neuron: int | None = None
-        self.projection: tuple[list, list] = ([], [])
+        self.neuron: int | None = None  # the neuron the user picked (view-local: not part of the session)
+        self.summary: MlpSummary | None = None
         for sig in (state.sigHistory, state.sigSelection, state.sigModel):
             self.watch(sig)
         self.refresh()
 
     def refresh(self) -> None:
-        st = self.state
-        if st.history is None or st.weights is None:
+        s = self.session
+        self.summary = sm = mlp_summary(s, self.neuron)
+        if sm is None:
             self.caption.setText("Run a prompt to see the MLP neurons.")
             return
-        cfg, tok, h = st.model.config, st.model.tokenizer, st.history
-        L, pos = st.layer, st.selected_position
-        sync_layer_box(self.layer, cfg.n_layer, st.layer)
-        post = h.hook_at(("post", L), pos)
-        W_out = st.weights.W_out(L)
-        self.curve.setData(np.arange(post.size), post)
-        self.top = top_neurons(post, W_out, 15)
-        self.marker.setData([n for n, _, _ in self.top], [a for _, a, _ in self.top])
-        self.table.setRowCount(len(self.top))
-        for r, (n, a, s) in enumerate(self.top):
-            for c, v in enumerate((n, f"{a:+.3f}", f"{s:+.3f}")):
-                self.table.setItem(r, c, QTableWidgetItem(str(v)))
-        active = int((post > 0.1).sum())
+        tok = s.model.tokenizer
+        sync_layer_box(self.layer, s.n_layer, sm.layer)
+        self.curve.setData(np.arange(sm.post.size), sm.post)
+        self.marker.setData([n for n, _, _ in sm.top], [a for _, a, _ in sm.top])
+        self.table.setRowCount(len(sm.top))
+        for r, (n, a, sc) in enumerate(sm.top):
+            for c, v in enumerate((n, f"{a:+.3f}", f"{sc:+.3f}")):
+                item = self.table.item(r, c)
+                if item is None:
+                    self.table.setItem(r, c, QTableWidgetItem(str(v)))
+                else:
+                    item.setText(str(v))  # reuse the items: no allocation per redraw
         self.caption.setText(
-            f"Layer {L}, position {pos} {tok.token_display(h.tokens[pos])}: {post.size:,} neurons, {active} above 0.1. "
-            "Each neuron is a key (its input weights decide when it fires) and a value (its output weights: what it "
-            "adds to the residual). Orange: the biggest writers. Click one to read its value as tokens.")
-        up, down = project_to_vocab(st.weights, h.hook_at(("mlp_out", L), pos), 8)
+            f"Layer {sm.layer}, position {sm.position} {tok.token_display(sm.token)}: {sm.post.size:,} neurons, "
+            f"{sm.n_active} above {ACTIVE}. Each neuron is a key (its input weights decide when it fires) and a value "
+            "(its output weights: what it adds to the residual). Orange: the biggest writers. Click one to read its "
+            "value as tokens.")
         self.whole.setText("<b>The whole MLP output</b> through the unembedding promotes " + ", ".join(
-            tok.token_display(i) for i, _ in up) + "; suppresses " + ", ".join(tok.token_display(i) for i, _ in down))
-        self.select_neuron(self.neuron if self.neuron is not None and self.neuron < post.size else self.top[0][0])
+            tok.token_display(i) for i, _ in sm.promotes) + "; suppresses " + ", ".join(
+            tok.token_display(i) for i, _ in sm.suppresses))
+        self.neuron_info.setText(
+            f"<b>Neuron {sm.neuron}</b> of layer {sm.layer}: its value vector W_out[{sm.neuron}] · W_U<br>promotes: " +
+            ", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_promotes) + "<br>suppresses: " +
+            ", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_suppresses))
 
     def select_neuron(self, n: int) -> None:
-        st = self.state
+        """Read neuron ``n``'s value vector as tokens."""
         self.neuron = int(n)
-        tok = st.model.tokenizer
-        self.projection = project_to_vocab(st.weights, st.weights.W_out(st.layer)[n], 10)
-        up, down = self.projection
-        self.neuron_info.setText(
-            f"<b>Neuron {n}</b> of layer {st.layer}: its value vector W_out[{n}] · W_U<br>promotes: " +
-            ", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in up) + "<br>suppresses: " +
-            ", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in down))
+        self.refresh()

@@ -16,7 +16,8 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QSli
                                QWidget)
 
 from gpt2viz.app.state import AppState
-from gpt2viz.core.path_graph import DEFAULT_THRESHOLD, PathSummary, build_path_summary
+from gpt2viz.core.path_graph import DEFAULT_THRESHOLD, PathSummary
+from gpt2viz.core.viewmodels.path import path_summary
 from gpt2viz.widgets.views.common import LazyView, note, themed_plot
 
 PUSH = QColor(46, 120, 200)  # positive: pushed the target up
@@ -41,9 +42,9 @@ class PathView(LazyView):
 
     sigOpenTab = Signal(str)
 
-    def __init__(self, state: AppState, parent=None):
+    def __init__(self, state: AppState, session: str = "A", parent=None):
         super().__init__(parent)
-        self.state = state
+        self.bind(state, session)
         self.target = QLineEdit()
         self.target.setPlaceholderText(self.tr("target token (default: the next token)"))
         self.target.editingFinished.connect(self.refresh)
@@ -119,15 +120,13 @@ class PathView(LazyView):
 
     # ---- drawing ----------------------------------------------------------------------------------
     def refresh(self) -> None:
-        st = self.state
+        st = self.session
         self.slider_label.setText(self.tr("{0:.1f} % of total").format(self.threshold * 100))
-        if st.history is None or st.weights is None or st.model is None:
+        self.summary = s = path_summary(st, self.target.text().strip("\n"), self.vs.text().strip("\n"),
+                                        self.threshold)
+        if s is None:
             self.caption.setText(self.tr("Run a prompt to see which parts of the model pushed the next token."))
             return
-        cfg = st.model.config
-        self.summary = s = build_path_summary(st.history, st.weights, cfg.n_layer, cfg.n_head, st.model.tokenizer,
-                                              st.selected_position, self.target.text().strip("\n"),
-                                              self.vs.text().strip("\n"), self.threshold)
         self._draw_graph(s)
         self._draw_bars(s)
         what = s.target_text + (f" − {s.vs_text}" if s.vs_text else "")
@@ -146,7 +145,7 @@ class PathView(LazyView):
 
     def _edge_points(self, e) -> tuple[tuple[float, float], tuple[float, float]]:
         """Where an edge is drawn: heads fan out a little so parallel ones stay apart."""
-        n_head = self.state.model.config.n_head
+        n_head = self.session.model.config.n_head
         dx = 0.0
         if e.kind == "head":
             dx = (e.head - (n_head - 1) / 2) * min(0.12, 0.6 / max(n_head, 1))
@@ -232,9 +231,9 @@ class PathView(LazyView):
         return i if d and d[i] < tol else None
 
     def describe_edge(self, i: int) -> str:
-        s, tok = self.summary, self.state.model.tokenizer
+        s, tok = self.summary, self.session.model.tokenizer
         e = s.edges[i]
-        toks = self.state.history.tokens
+        toks = self.session.history.tokens
         src = self.tr(" reading {0} (position {1})").format(tok.token_display(toks[e.source]), e.source) \
             if e.kind == "head" else ""
         return self.tr("{label}{src}: {value:+.4f} to {target} ({share:.0%} of the kept edges)").format(
@@ -242,7 +241,7 @@ class PathView(LazyView):
 
     def describe_node(self, i: int) -> str:
         n = self.summary.nodes[i]
-        tok, st = self.state.model.tokenizer, self.state
+        tok, st = self.session.model.tokenizer, self.session
         if n.depth == 0:
             where = self.tr("after the embeddings")
         elif float(n.depth).is_integer():
@@ -294,20 +293,17 @@ class PathView(LazyView):
     def click_edge(self, i: int) -> None:
         """Open what made the edge: a head in the attention view (query selected), or the MLP view."""
         e = self.summary.edges[i]
-        st = self.state
+        st, name = self.state, self.name
+        st.select_position(e.target, name)
         if e.layer is None:
-            st.select_position(e.target)
             self.sigOpenTab.emit("Embeddings")
             return
-        st.select_position(e.target)
-        st.select_stage(f"block.{e.layer}")
-        if e.head is not None:
-            st.select_head(e.head)
+        st.select_block(e.layer, e.head, session=name)
         self.sigOpenTab.emit("MLP" if e.kind == "mlp" else "Attention")
 
     def click_node(self, i: int) -> None:
         """Select the node's position and show the logit lens there."""
         n = self.summary.nodes[i]
         self.readout.setText(self.describe_node(i))
-        self.state.select_position(n.position)
+        self.state.select_position(n.position, self.name)
         self.sigOpenTab.emit("Logit lens")

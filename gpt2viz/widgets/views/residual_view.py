@@ -7,16 +7,16 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
-from gpt2viz.core.analysis import residual_profile
+from gpt2viz.core.viewmodels.residual import residual_summary
 from gpt2viz.widgets.views.common import LazyView, note, themed_plot
 
 
 class ResidualView(LazyView):
     """Norms per layer (residual, attention write, MLP write) and cosine to the final residual."""
 
-    def __init__(self, state: AppState, parent=None):
+    def __init__(self, state: AppState, session: str = "A", parent=None):
         super().__init__(parent)
-        self.state = state
+        self.bind(state, session)
         self.caption = note()
         self.norms = themed_plot(self)
         self.norms.addLegend(offset=(10, 10))
@@ -32,26 +32,25 @@ class ResidualView(LazyView):
         lay.addWidget(self.caption)
         lay.addWidget(self.norms, 1)
         lay.addWidget(self.cos, 1)
-        self.profile: dict = {}
+        self.summary = None
         self.watch(state.sigHistory)
         self.watch(state.sigSelection)
         self.refresh()
 
     def refresh(self) -> None:
-        st = self.state
-        if st.history is None or st.model is None:
+        s = self.session
+        self.summary = pr = residual_summary(s)
+        if pr is None:
             self.caption.setText("Run a prompt to see the residual stream.")
             return
-        n_layer, pos = st.model.config.n_layer, st.selected_position
-        self.profile = pr = residual_profile(st.history, n_layer, pos)
-        depth = np.arange(n_layer + 1)
-        self.resid_curve.setData(depth, pr["resid_norm"])
-        self.attn_curve.setData(depth[1:] - 0.1, pr["attn_norm"])
-        self.mlp_curve.setData(depth[1:] + 0.1, pr["mlp_norm"])
-        self.cos_curve.setData(depth, pr["cos_to_final"])
+        depth = np.arange(pr.resid_norm.size)
+        self.resid_curve.setData(depth, pr.resid_norm)
+        self.attn_curve.setData(depth[1:] - 0.1, pr.attn_norm)
+        self.mlp_curve.setData(depth[1:] + 0.1, pr.mlp_norm)
+        self.cos_curve.setData(depth, pr.cos_to_final)
         self.cos.setYRange(-0.2, 1.05)
-        tok = st.model.tokenizer
+        tok = s.model.tokenizer
         self.caption.setText(
-            f"Position {pos} {tok.token_display(st.history.tokens[pos])}: the residual stream is the sum every block "
+            f"Position {pr.position} {tok.token_display(pr.token)}: the residual stream is the sum every block "
             "writes into. Top: its size after each block and the size of what attention and the MLP of that block "
             "added. Bottom: how close its direction already is to the final one (1 = same direction).")

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
+from gpt2viz.core.viewmodels.tokens import TokensSummary, tokens_summary
 from gpt2viz.widgets.views.common import LazyView, note
 
 _BG = ("rgba(70,130,200,70)", "rgba(230,140,20,70)")  # alternate so boundaries show at a glance
@@ -16,10 +17,10 @@ _BG = ("rgba(70,130,200,70)", "rgba(230,140,20,70)")  # alternate so boundaries 
 class TokensView(LazyView):
     """Boundaries over the text, and a table: position, id, token (visible spaces), bytes, readable."""
 
-    def __init__(self, state: AppState, parent=None):
+    def __init__(self, state: AppState, session: str = "A", parent=None):
         super().__init__(parent)
-        self.state = state
-        self.summary = note()
+        self.bind(state, session)
+        self.summary_label = note()
         self.text = note()
         self.text.setTextFormat(Qt.RichText)
         self.table = QTableWidget(0, 5)
@@ -28,45 +29,38 @@ class TokensView(LazyView):
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.cellClicked.connect(lambda r, _c: state.select_position(r))
+        self.table.cellClicked.connect(lambda r, _c: state.select_position(r, session))
         lay = QVBoxLayout(self)
-        lay.addWidget(self.summary)
+        lay.addWidget(self.summary_label)
         lay.addWidget(self.text)
         lay.addWidget(self.table, 1)
         self.watch(state.sigHistory)
         self.watch(state.sigSelection, self._select)
-        self.rows: list[dict] = []
+        self.summary: TokensSummary | None = None
         self.refresh()
 
     def refresh(self) -> None:
-        st = self.state
-        if st.history is None or st.model is None:
-            self.summary.setText("Run a prompt to see its tokens.")
+        self.summary = sm = tokens_summary(self.session)
+        if sm is None:
+            self.summary_label.setText("Run a prompt to see its tokens.")
             self.table.setRowCount(0)
             self.text.setText("")
-            self.rows = []
             return
-        h, tok = st.history, st.model.tokenizer
-        infos = tok.describe(list(h.tokens))
-        self.rows = [{"position": i, "id": t.id, "display": t.display, "bytes": t.bytes.hex(" "),
-                      "partial": t.partial, "generated": i >= h.prompt_len} for i, t in enumerate(infos)]
-        n_bytes = sum(len(t.bytes) for t in infos)
-        self.summary.setText(
-            f"{len(infos)} tokens for {n_bytes} bytes of UTF-8 · context {len(infos)}/{st.model.config.n_positions}. "
+        rows = sm.rows
+        self.summary_label.setText(
+            f"{len(rows)} tokens for {sm.n_bytes} bytes of UTF-8 · context {len(rows)}/{sm.n_positions}. "
             "A leading space belongs to the token (␣): “unbelievable” is 4 pieces (un|bel|iev|able) but "
             "“␣unbelievable” is one. Tokens marked [i-j/n] hold bytes i..j of an n-byte character.")
-        spans = []
-        for i, t in enumerate(infos):
-            spans.append(f'<span style="background:{_BG[i % 2]}">{html.escape(t.display)}</span>')
+        spans = [f'<span style="background:{_BG[i % 2]}">{html.escape(r.display)}</span>' for i, r in enumerate(rows)]
         self.text.setText("<p style='font-family:monospace; font-size:12pt'>" + "".join(spans) + "</p>")
-        self.table.setRowCount(len(self.rows))
-        for r, row in enumerate(self.rows):
-            kind = ("generated" if row["generated"] else "prompt") + (" · partial character" if row["partial"] else "")
-            for c, v in enumerate((row["position"], row["id"], row["display"], row["bytes"], kind)):
+        self.table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            kind = ("generated" if row.generated else "prompt") + (" · partial character" if row.partial else "")
+            for c, v in enumerate((row.position, row.id, row.display, row.bytes_hex, kind)):
                 self.table.setItem(r, c, QTableWidgetItem(str(v)))
         self.table.resizeColumnsToContents()
         self._select()
 
     def _select(self) -> None:
-        if self.rows:
-            self.table.selectRow(self.state.selected_position)
+        if self.summary is not None:
+            self.table.selectRow(self.session.selected_position)

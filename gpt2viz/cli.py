@@ -79,9 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     sn.add_argument("--top-k", type=int, default=0)
     sn.add_argument("--top-p", type=float, default=1.0)
     sn.add_argument("--seed", type=int, default=0)
-    sn.add_argument("--view", required=True, choices=["pipeline", "chart", "tokens", "embeddings", "attention",
-                                                       "head", "mlp", "lens", "residual", "path", "attribution",
-                                                       "data"],
+    from gpt2viz.widgets.view_names import VIEWS  # the one table of view names (no Qt import)
+
+    sn.add_argument("--view", required=True, choices=[*VIEWS, "data"],
                     help="what to draw; 'data' writes every hook as .npz + .json")
     sn.add_argument("--layer", type=int, default=0)
     sn.add_argument("--head", type=int, default=0)
@@ -214,7 +214,7 @@ def cmd_snapshot(a) -> int:
     if a.steps < 0:
         raise CliError(f"--steps must be ≥ 0, got {a.steps}")
     try:
-        from gpt2viz.widgets.snapshot import run_snapshot
+        from gpt2viz.headless import run_snapshot
     except ImportError as e:
         raise CliError(f"snapshots need Qt: {e}") from None
     for path in run_snapshot(a):

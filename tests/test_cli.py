@@ -5,7 +5,7 @@ import sys
 import pytest
 import torch
 
-from gpt2viz.app.cli import main
+from gpt2viz.cli import main
 
 
 def run_cli(capsys, *args):
@@ -88,7 +88,7 @@ def test_models_lists_exported_folders(capsys, exported, monkeypatch):
 
 
 def test_module_and_script_entry_points(tiny_model_dir):
-    for cmd in ([sys.executable, "-m", "gpt2viz"], [sys.executable, "-c", "from gpt2viz.app.cli import main; raise SystemExit(main())"]):
+    for cmd in ([sys.executable, "-m", "gpt2viz"], [sys.executable, "-c", "from gpt2viz.cli import main; raise SystemExit(main())"]):
         p = subprocess.run([*cmd, "tokenize", "Hello world", "--json", "--model", str(tiny_model_dir)],
                            capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, p.stderr

@@ -1,0 +1,247 @@
+"""One run of the model as a plain object: what compare (A and B) and interventions build on. No Qt.
+
+A Session holds the model, the prompt, the sampling settings, the interventions in force, the
+generation history and the selection. Everything here is synchronous; the app's worker thread
+produces histories and hands them to :meth:`Session.accept`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from gpt2viz.core.sampling import Distribution, SamplingSettings, pick
+from gpt2viz.core.stepper import History, context_full
+
+
+class StageKind(enum.Enum):
+    """The kinds of stage a token passes, in order."""
+
+    TOKENS = "tokens"
+    EMBED = "embed"
+    BLOCK = "block"
+    LN_FINAL = "ln_final"
+    LM_HEAD = "lm_head"
+    SOFTMAX = "softmax"
+    CHOOSE = "choose"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of the journey; ``layer`` is the block index for ``BLOCK`` and None otherwise."""
+
+    kind: StageKind
+    layer: int | None = None
+
+    def __post_init__(self):
+        if (self.kind is StageKind.BLOCK) != (self.layer is not None):
+            raise ValueError("a block stage needs a layer, and only a block stage has one")
+
+    @classmethod
+    def block(cls, layer: int) -> "Stage":
+        """The stage of block ``layer``."""
+        return cls(StageKind.BLOCK, int(layer))
+
+    @property
+    def is_block(self) -> bool:
+        return self.kind is StageKind.BLOCK
+
+
+TOKENS, EMBED, LN_FINAL, LM_HEAD, SOFTMAX, CHOOSE = (Stage(k) for k in (
+    StageKind.TOKENS, StageKind.EMBED, StageKind.LN_FINAL, StageKind.LM_HEAD, StageKind.SOFTMAX, StageKind.CHOOSE))
+
+
+def stages(n_layer: int) -> tuple[Stage, ...]:
+    """Every stage in the order a token travels."""
+    return (TOKENS, EMBED, *(Stage.block(L) for L in range(n_layer)), LN_FINAL, LM_HEAD, SOFTMAX, CHOOSE)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What every view of a session looks at.
+
+    Attributes
+    ----------
+    position : int or None
+        The selected token; None follows the newest one as generation goes on.
+    stage : Stage
+        The pipeline stage in focus.
+    layer : int
+        The block the per-layer views (attention, MLP) show.
+    head : int
+        The head the attention view enlarges.
+    """
+
+    position: int | None = None
+    stage: Stage = CHOOSE
+    layer: int = 0
+    head: int = 0
+
+
+@dataclass
+class Session:
+    """A model run and where the user is looking at it.
+
+    Parameters
+    ----------
+    name : str
+        "A", "B", ...: the name worker requests and signals carry.
+    sampling : SamplingSettings
+        Initial sampling settings.
+
+    Notes
+    -----
+    ``interventions`` is a tuple of intervention objects (issue 10) forwarded with every run request;
+    it is empty until interventions exist.
+    """
+
+    name: str
+    sampling: SamplingSettings = field(default_factory=SamplingSettings)
+    model: object = None  # gpt2viz.core.runtime.Model
+    weights: object = None  # gpt2viz.core.weights.Weights
+    prompt: str = ""
+    interventions: tuple = ()
+    history: History | None = None
+    selection: Selection = field(default_factory=Selection)
+    last_ms: float = 0.0
+    model_runs: int = 0  # model calls whose results arrived (tests assert sliders add none)
+
+    def __post_init__(self):
+        self._dist_key = None
+        self._dist: tuple[Distribution, int] | None = None
+        # The lens at a position depends only on the tokens up to it (causal), so results are keyed by
+        # that prefix and survive steps and Back. Full [layers + 1, V] arrays are few; top tokens are many.
+        self._lens_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._tops_cache: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+
+    # ---- model and results ----------------------------------------------------------------------
+    @property
+    def n_layer(self) -> int:
+        return self.model.config.n_layer if self.model is not None else 0
+
+    def set_model(self, model, weights) -> None:
+        """Use a newly loaded model: the history and selection start over."""
+        self.model, self.weights, self.history = model, weights, None
+        self.selection = replace(Selection(), stage=self.selection.stage if not self.selection.stage.is_block
+                                 else CHOOSE)
+        self._lens_cache.clear()
+        self._tops_cache.clear()
+
+    def accept(self, history: History, elapsed_ms: float, lens: np.ndarray | None, ran_model: bool,
+               lens_tops: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Take a history from the worker; ``ran_model`` is False for Back and Reset (stored frames).
+
+        ``lens`` / ``lens_tops`` are the newest position's logit lens and its top tokens, when known.
+        """
+        self.history = history
+        if lens is not None:
+            self._remember(self._lens_cache, history.tokens, lens, 8)
+        if lens_tops is not None:
+            self._remember(self._tops_cache, history.tokens, lens_tops, 4096)
+        if ran_model:
+            self.last_ms = elapsed_ms
+            self.model_runs += 1
+        p = self.selection.position
+        if p is not None and p >= len(history.tokens):
+            self.selection = replace(self.selection, position=None)
+
+    # ---- selection ------------------------------------------------------------------------------
+    @property
+    def selected_position(self) -> int:
+        """The position every view shows: the clicked token, or the newest one."""
+        if self.history is None:
+            return 0
+        n = len(self.history.tokens)
+        p = self.selection.position
+        return n - 1 if p is None else min(p, n - 1)
+
+    def _select(self, **changes) -> bool:
+        new = replace(self.selection, **changes)
+        changed = new != self.selection
+        self.selection = new
+        return changed
+
+    def select_position(self, position: int | None) -> bool:
+        """Follow ``position`` (None or the newest: follow new tokens). Returns True if it changed."""
+        if self.history is not None and position is not None and position >= len(self.history.tokens) - 1:
+            position = None  # the newest token: keep following it as generation goes on
+        return self._select(position=position)
+
+    def select_stage(self, stage: Stage) -> bool:
+        """Focus ``stage``; a block stage also selects its layer."""
+        if not isinstance(stage, Stage):
+            raise TypeError(f"expected a Stage, got {stage!r}")
+        if stage.is_block:
+            return self._select(stage=stage, layer=stage.layer)
+        return self._select(stage=stage)
+
+    def select_head(self, head: int) -> bool:
+        return self._select(head=int(head))
+
+    def move_stage(self, delta: int) -> bool:
+        """The previous (-1) or next (+1) stage of the journey."""
+        order = stages(self.n_layer)
+        i = order.index(self.selection.stage) if self.selection.stage in order else 0
+        return self.select_stage(order[max(0, min(len(order) - 1, i + delta))])
+
+    def stages(self) -> tuple[Stage, ...]:
+        return stages(self.n_layer)
+
+    # ---- sampling -------------------------------------------------------------------------------
+    def set_sampling(self, **changes) -> bool:
+        """Change temperature / top_k / top_p / seed; raises ValueError on invalid values."""
+        new = replace(self.sampling, **changes)
+        changed = new != self.sampling
+        self.sampling = new
+        return changed
+
+    def distribution(self) -> tuple[Distribution, int] | None:
+        """Next-token distribution under the current settings and the token a step would take."""
+        if self.history is None:
+            return None
+        frame = self.history.current
+        key = (id(frame), self.sampling)
+        if key != self._dist_key:
+            self._dist = pick(frame.logits, self.sampling, len(frame.tokens))
+            self._dist_key = key
+        return self._dist
+
+    def context_full(self) -> bool:
+        """True when no further token fits."""
+        return self.history is not None and context_full(len(self.history.tokens), self.model.config.n_positions)
+
+    def kv_cache_mb(self) -> float:
+        if self.history is None or self.model is None:
+            return 0.0
+        return len(self.history.tokens) * self.model.config.kv_bytes_per_token() / 2**20
+
+    # ---- derived numbers, cached -----------------------------------------------------------------
+    @staticmethod
+    def _remember(cache: OrderedDict, key, value, limit: int):
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > limit:
+            cache.popitem(last=False)
+        return value
+
+    def lens(self, position: int) -> np.ndarray:
+        """Logit lens [n_layer + 1, V] at ``position`` (the newest one usually comes from the worker)."""
+        from gpt2viz.core.analysis import lens_at
+
+        key = self.history.tokens[: position + 1]
+        if key in self._lens_cache:
+            self._lens_cache.move_to_end(key)
+            return self._lens_cache[key]
+        return self._remember(self._lens_cache, key, lens_at(self.history, self.weights, self.n_layer, position), 8)
+
+    def lens_tops(self, position: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top token and its probability at every depth for ``position``."""
+        from gpt2viz.core.analysis import lens_top
+
+        key = self.history.tokens[: position + 1]
+        if key not in self._tops_cache:
+            self._remember(self._tops_cache, key, lens_top(self.lens(position)), 4096)
+        return self._tops_cache[key]

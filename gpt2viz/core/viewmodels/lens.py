@@ -1,0 +1,67 @@
+"""The logit lens: the top token at every depth and position, and one target token's path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpt2viz.core.analysis import token_rank_and_prob
+from gpt2viz.core.session import Selection, Session
+
+MAX_POSITIONS = 16  # each column is a [layers + 1, V] product: the newest 16 keep this view instant
+
+
+@dataclass(frozen=True)
+class LensGrid:
+    """[n_layer + 1, len(positions)] top tokens and probabilities; row 0 = embeddings, last = output."""
+
+    positions: tuple[int, ...]
+    tokens: tuple[int, ...]  # the token at each position
+    tops: np.ndarray
+    probs: np.ndarray
+    n_tokens: int
+
+
+@dataclass(frozen=True)
+class LensTarget:
+    """One token's rank (0 = top) and probability at every depth, at the selected position.
+
+    ``default`` is True when the target is not the one asked for (the token that followed, or the
+    model's top pick at the newest position).
+    """
+
+    position: int
+    token: int
+    target: int
+    ranks: np.ndarray
+    probs: np.ndarray
+    default: bool
+
+
+def lens_grid(session: Session, max_positions: int = MAX_POSITIONS) -> LensGrid | None:
+    """The newest ``max_positions`` columns of the lens (cached per token prefix); None before a run."""
+    h = session.history
+    if h is None or session.weights is None:
+        return None
+    n = len(h.tokens)
+    positions = tuple(range(max(0, n - max_positions), n))
+    cols = [session.lens_tops(p) for p in positions]
+    return LensGrid(positions, tuple(int(h.tokens[p]) for p in positions),
+                    np.stack([c[0] for c in cols], axis=1), np.stack([c[1] for c in cols], axis=1), n)
+
+
+def lens_target(session: Session, target: int | None = None, selection: Selection | None = None) -> LensTarget | None:
+    """The path of ``target`` (default: the next token, else the model's pick) through the depths."""
+    h = session.history
+    if h is None or session.weights is None:
+        return None
+    sel = selection or session.selection
+    n = len(h.tokens)
+    pos = n - 1 if sel.position is None else min(sel.position, n - 1)
+    lens = session.lens(pos)
+    default = target is None
+    if default:
+        target = int(h.tokens[pos + 1]) if pos + 1 < n else int(np.argmax(lens[-1]))
+    ranks, probs = token_rank_and_prob(lens, int(target))
+    return LensTarget(pos, int(h.tokens[pos]), int(target), ranks, probs, default)

@@ -1,0 +1,54 @@
+"""The MLP view: every neuron's activation, the biggest writers, and what a neuron's value vector promotes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpt2viz.core.analysis import project_to_vocab, top_neurons
+from gpt2viz.core.session import Selection, Session
+
+ACTIVE = 0.1  # an activation above this counts as "firing" in the caption
+
+
+@dataclass(frozen=True)
+class MlpSummary:
+    """One block's MLP at the selected position.
+
+    ``top`` is (neuron, activation, activation × ‖W_out[n]‖), biggest writers first; ``promotes`` /
+    ``suppresses`` are (token, logit) of the whole MLP output read by the unembedding; ``neuron`` and
+    ``neuron_promotes`` / ``neuron_suppresses`` are the same for one neuron's value vector.
+    """
+
+    layer: int
+    position: int
+    token: int
+    post: np.ndarray
+    n_active: int
+    top: tuple[tuple[int, float, float], ...]
+    promotes: tuple[tuple[int, float], ...]
+    suppresses: tuple[tuple[int, float], ...]
+    neuron: int
+    neuron_promotes: tuple[tuple[int, float], ...]
+    neuron_suppresses: tuple[tuple[int, float], ...]
+
+
+def mlp_summary(session: Session, neuron: int | None = None, selection: Selection | None = None,
+                n_top: int = 15) -> MlpSummary | None:
+    """The MLP view's numbers; ``neuron`` defaults to the biggest writer. None before a run."""
+    h, w = session.history, session.weights
+    if h is None or w is None:
+        return None
+    sel = selection or session.selection
+    n = len(h.tokens)
+    pos = n - 1 if sel.position is None else min(sel.position, n - 1)
+    L = sel.layer
+    post = h.hook_at(("post", L), pos)
+    W_out = w.W_out(L)
+    top = tuple(top_neurons(post, W_out, n_top))
+    up, down = project_to_vocab(w, h.hook_at(("mlp_out", L), pos), 8)
+    neuron = top[0][0] if neuron is None or not 0 <= neuron < post.size else int(neuron)
+    nup, ndown = project_to_vocab(w, W_out[neuron], 10)
+    return MlpSummary(L, pos, int(h.tokens[pos]), post, int((post > ACTIVE).sum()), top, tuple(up), tuple(down),
+                      neuron, tuple(nup), tuple(ndown))

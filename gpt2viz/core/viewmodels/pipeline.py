@@ -1,0 +1,136 @@
+"""The pipeline cells and the stage explanation: one summary, so the two cannot disagree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpt2viz.core.analysis import focused_head, lens_probabilities, lens_top
+from gpt2viz.core.sampling import SamplingSettings, entropy
+from gpt2viz.core.session import Selection, Session
+
+
+@dataclass(frozen=True)
+class BlockCell:
+    """One block at the selected position.
+
+    Attributes
+    ----------
+    layer, head, key : int
+        The block, its most focused head (ignoring the attention sink at position 0) and the key
+        position that head reads most.
+    weight : float
+        That head's weight on that key.
+    bars : np.ndarray
+        [position + 1] the head's weights over the keys (the cell's glyph).
+    attn_norm, mlp_norm, resid_norm : float
+        Norms of what attention and the MLP add, and of the residual after the block.
+    lens_token : int
+        The token the residual after this block predicts (logit lens).
+    lens_prob : float
+        Its probability.
+    """
+
+    layer: int
+    head: int
+    key: int
+    weight: float
+    bars: np.ndarray
+    attn_norm: float
+    mlp_norm: float
+    resid_norm: float
+    lens_token: int
+    lens_prob: float
+
+
+@dataclass(frozen=True)
+class ChoiceCell:
+    """What a step at the newest position takes, under the settings."""
+
+    chosen: int
+    p_final: float
+    p_raw: float
+    n_kept: int
+    sampling: SamplingSettings
+
+
+@dataclass(frozen=True)
+class PipelineSummary:
+    """Everything the pipeline cells and the explanation show for one position.
+
+    ``top_ids`` / ``top_logits`` / ``top_probs`` are the three best next tokens of the model's output at
+    this position; ``choice`` is None unless the position is the newest (only there does a step choose),
+    and ``next_token`` is then what came after it instead.
+    """
+
+    position: int
+    token: int
+    key_tokens: tuple[int, ...]  # tokens at positions 0..position (what the blocks' heads read)
+    n_tokens: int
+    n_positions: int
+    vocab_size: int
+    n_embd: int
+    n_head: int
+    d_mlp: int
+    embed_norm: float
+    pos_norm: float
+    sum_norm: float
+    blocks: tuple[BlockCell, ...]
+    ln_in_norm: float
+    ln_out_norm: float
+    top_ids: tuple[int, ...]
+    top_logits: tuple[float, ...]
+    top_probs: tuple[float, ...]
+    entropy: float
+    max_entropy: float
+    choice: ChoiceCell | None
+    next_token: int | None
+
+
+def pipeline_summary(session: Session, selection: Selection | None = None) -> PipelineSummary | None:
+    """The pipeline's numbers at the selected position, from the stored trace (no model call).
+
+    Returns None before a prompt has run.
+    """
+    h, cfg = session.history, session.model.config if session.model is not None else None
+    if h is None or cfg is None or session.weights is None:
+        return None
+    sel = selection or session.selection
+    n = len(h.tokens)
+    pos = n - 1 if sel.position is None else min(sel.position, n - 1)
+    lens = session.lens(pos)
+    tops, ptops = lens_top(lens)
+    e, p = h.hook_at("hook_embed", pos), h.hook_at("hook_pos_embed", pos)
+    blocks = []
+    for L in range(cfg.n_layer):
+        pat = h.hook_at(("pattern", L), pos)
+        head, key, w = focused_head(pat)
+        blocks.append(BlockCell(
+            L, head, key, w, pat[head],
+            float(np.linalg.norm(h.hook_at(("attn_out", L), pos))),
+            float(np.linalg.norm(h.hook_at(("mlp_out", L), pos))),
+            float(np.linalg.norm(h.hook_at(("resid_post", L), pos))),
+            int(tops[L + 1]), float(ptops[L + 1])))
+    final = lens[-1]
+    order = np.argpartition(-final, 3)[:3]
+    order = order[np.argsort(-final[order])]
+    probs = lens_probabilities(final[None])[0]
+    choice, nxt = None, None
+    d = session.distribution()
+    if pos == n - 1 and d is not None:
+        dist, chosen = d
+        choice = ChoiceCell(int(chosen), float(dist.final[chosen]), float(dist.raw[chosen]), int(dist.kept.sum()),
+                            session.sampling)
+    elif pos + 1 < n:
+        nxt = int(h.tokens[pos + 1])
+    return PipelineSummary(
+        position=pos, token=int(h.tokens[pos]), key_tokens=tuple(int(t) for t in h.tokens[: pos + 1]), n_tokens=n, n_positions=cfg.n_positions, vocab_size=cfg.vocab_size,
+        n_embd=cfg.n_embd, n_head=cfg.n_head, d_mlp=cfg.d_mlp,
+        embed_norm=float(np.linalg.norm(e)), pos_norm=float(np.linalg.norm(p)), sum_norm=float(np.linalg.norm(e + p)),
+        blocks=tuple(blocks),
+        ln_in_norm=float(np.linalg.norm(h.hook_at(("resid_post", cfg.n_layer - 1), pos))),
+        ln_out_norm=float(np.linalg.norm(h.hook_at("ln_final.hook_normalized", pos))),
+        top_ids=tuple(int(i) for i in order), top_logits=tuple(float(final[i]) for i in order),
+        top_probs=tuple(float(probs[i]) for i in order), entropy=float(entropy(probs)),
+        max_entropy=float(np.log(cfg.vocab_size)), choice=choice, next_token=nxt)

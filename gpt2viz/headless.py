@@ -1,0 +1,104 @@
+"""`gpt2viz snapshot`: the main window, offscreen, driven to a prepared state and exported.
+
+It builds a whole window, so it sits with the command line above the widgets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+from gpt2viz.core.files import WriteError, check_writable
+from gpt2viz.widgets.snapshot import export_all_layers, export_view
+
+
+def run_snapshot(a) -> list[Path]:
+    """`gpt2viz snapshot`: run the prompt in an offscreen window and export the asked view(s).
+
+    Raises WriteError / ValueError / ModelFolderError with a message for the user.
+    """
+    import os
+    import tempfile
+
+    from gpt2viz.core.locations import resolve_model
+    from gpt2viz.core.sampling import SamplingSettings
+
+    out = Path(a.out).expanduser()
+    if a.all_layers:
+        if not out.is_dir():
+            raise WriteError(f"--all-layers writes into a folder; {out} is not an existing folder")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise WriteError(f"cannot write into {out}: no permission")
+    elif a.view == "data":
+        if out.suffix.lower() != ".npz":
+            raise WriteError(f"{out}: the data export is a .npz file (a .json is written beside it)")
+        check_writable(out, a.force)
+        check_writable(out.with_suffix(".json"), a.force)
+    else:
+        if out.suffix.lower() not in (".png", ".svg"):
+            raise WriteError(f"{out}: the file name must end in .png or .svg")
+        check_writable(out, a.force)
+    settings = SamplingSettings(a.temperature, a.top_k, a.top_p, a.seed)
+    folder = resolve_model(a.model)
+    if a.scale <= 0 or a.scale > 8:
+        raise ValueError(f"--scale must be in (0, 8], got {a.scale}")
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from gpt2viz.app.settings import Settings
+    from gpt2viz.app.state import AppState
+    from gpt2viz.widgets.main_window import MainWindow
+
+    _app = QApplication.instance() or QApplication(["gpt2viz"])  # kept alive for the widgets below
+    state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "snapshot.ini")))
+    state.set_sampling(**asdict(settings))
+    win = MainWindow(state)
+    win.prompt.setText(a.prompt)
+    win.resize(1500, 940)
+    win.show()
+    errors: list[str] = []
+    state.sigError.connect(errors.append)
+
+    def wait(cond) -> None:
+        loop = QEventLoop()
+        timer = QTimer()
+        timer.timeout.connect(lambda: (cond() or errors) and loop.quit())
+        timer.start(5)
+        QTimer.singleShot(600_000, loop.quit)
+        loop.exec()
+        timer.stop()
+        if errors:
+            raise ValueError(errors[0])
+
+    try:
+        state.load_model(str(folder))
+        wait(lambda: state.history is not None and not state.busy)
+        for _ in range(a.steps):
+            if state.session("A").context_full():
+                break
+            n = len(state.history.tokens)
+            state.step()
+            wait(lambda n=n: len(state.history.tokens) > n and not state.busy)
+        n_layer, n_head = state.model.config.n_layer, state.model.config.n_head
+        if not 0 <= a.layer < n_layer:
+            raise ValueError(f"--layer must be in 0..{n_layer - 1}")
+        if not 0 <= a.head < n_head:
+            raise ValueError(f"--head must be in 0..{n_head - 1}")
+        if a.position is not None:
+            if not 0 <= a.position < len(state.history.tokens):
+                raise ValueError(f"--position must be in 0..{len(state.history.tokens) - 1}")
+            state.select_position(a.position)
+        state.select_block(a.layer)
+        state.select_head(a.head)
+        if a.view == "data":
+            from gpt2viz.core.trace_export import export_trace
+
+            return list(export_trace(state.history, state.model, state.sampling, out, a.force))
+        if a.all_layers:
+            index = export_all_layers(win, a.view, out, "png" if a.format == "png" else "svg", a.scale, a.force)
+            return [out / e["file"] for e in index["files"]] + [out / "index.json"]
+        return [export_view(win, a.view, out, a.scale, a.force)]
+    finally:
+        win.close()

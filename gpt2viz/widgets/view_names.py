@@ -1,0 +1,20 @@
+"""The one table of view names: what the command line, the export menu and the tabs call each view."""
+
+from gpt2viz.core.session import StageKind
+
+VIEWS = ("pipeline", "chart", "tokens", "embeddings", "attention", "head", "mlp", "lens", "residual", "path",
+         "attribution")
+PER_LAYER = ("attention", "head", "mlp")
+# detail views: view name -> tab title ("head" is the attention tab's large heatmap)
+TAB = {"tokens": "Tokens", "embeddings": "Embeddings", "attention": "Attention", "head": "Attention",
+       "mlp": "MLP", "lens": "Logit lens", "residual": "Residual",
+       "path": "Path", "attribution": "Path"}
+# which detail view a pipeline stage opens (blocks open attention; the MLP tab is one click away)
+STAGE_VIEW = {StageKind.TOKENS: "tokens", StageKind.EMBED: "embeddings", StageKind.BLOCK: "attention",
+              StageKind.LN_FINAL: "residual", StageKind.LM_HEAD: "lens", StageKind.SOFTMAX: "lens",
+              StageKind.CHOOSE: "lens"}
+
+
+def view_of_tab(title: str) -> str:
+    """The view name of a detail tab (the attention tab is "attention", not "head"; the Path tab is "path")."""
+    return next(v for v, t in TAB.items() if t == title and v not in ("head", "attribution"))

@@ -1,0 +1,178 @@
+"""View models against numpy on the trace and against transformers' PyTorch GPT-2 (tiny test models)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from gpt2viz.core.runtime import Model
+from gpt2viz.core.sampling import SamplingSettings
+from gpt2viz.core.session import CHOOSE, Session, Stage, stages
+from gpt2viz.core.stepper import Generator
+from gpt2viz.core.viewmodels.attention import attention_summary
+from gpt2viz.core.viewmodels.chart import chart_summary
+from gpt2viz.core.viewmodels.embeddings import embedding_summary
+from gpt2viz.core.viewmodels.lens import lens_grid, lens_target
+from gpt2viz.core.viewmodels.mlp import mlp_summary
+from gpt2viz.core.viewmodels.pipeline import pipeline_summary
+from gpt2viz.core.viewmodels.residual import residual_summary
+from gpt2viz.core.viewmodels.tokens import tokens_summary
+from gpt2viz.core.weights import Weights
+
+PROMPT = [464, 3139, 286, 4881, 318]  # "The capital of France is"
+
+
+def make_session(folder, prompt=PROMPT, steps=1, name="A", sampling=SamplingSettings(temperature=0)) -> Session:
+    """A session filled the way the worker fills it: Generator history + the newest lens."""
+    from gpt2viz.core.analysis import lens_at
+
+    model = Model(folder)
+    weights = Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5))
+    s = Session(name, sampling)
+    s.set_model(model, weights)
+    g = Generator(model)
+    g.start(list(prompt))
+    for _ in range(steps):
+        g.step(sampling)
+    h = g.history()
+    s.accept(h, 1.0, lens_at(h, weights, model.config.n_layer, len(h.tokens) - 1), True)
+    return s
+
+
+@pytest.fixture(scope="module")
+def sess(exported):
+    return make_session(exported["l3h4e32"])
+
+
+@pytest.fixture(scope="module")
+def hf(sess, torch_models):
+    """transformers' outputs on the session's whole text: hidden states, attentions, logits."""
+    with torch.no_grad():
+        out = torch_models["l3h4e32"](torch.tensor([list(sess.history.tokens)]), output_hidden_states=True,
+                                      output_attentions=True)
+    return out
+
+
+def test_pipeline_summary_matches_transformers(sess, hf):
+    pos = 3
+    sess.select_position(pos)
+    s = pipeline_summary(sess)
+    assert s.position == pos and s.token == sess.history.tokens[pos]
+    for L, b in enumerate(s.blocks):
+        att = hf.attentions[L][0, :, pos, : pos + 1].numpy()  # [H, K]
+        np.testing.assert_allclose(b.bars, att[b.head], atol=1e-5)
+        # the head and key are the largest weight off the attention sink (position 0)
+        h, k = np.unravel_index(np.argmax(att[:, 1:]), att[:, 1:].shape)
+        assert (b.head, b.key) == (h, k + 1) and b.weight == pytest.approx(att[h, k + 1], abs=1e-5)
+        resid = hf.hidden_states[L + 1][0, pos].numpy() if L + 1 < len(s.blocks) else None
+        if resid is not None:  # HF's last hidden state is after ln_f: compare the inner ones only
+            assert b.resid_norm == pytest.approx(np.linalg.norm(resid), rel=1e-4)
+    logits = hf.logits[0, pos].numpy()
+    assert s.top_ids == tuple(np.argsort(-logits)[:3])
+    p = torch.softmax(hf.logits[0, pos].double(), 0).numpy()
+    np.testing.assert_allclose(s.top_probs, p[list(s.top_ids)], rtol=1e-3)
+    assert s.entropy == pytest.approx(float(-(p * np.log(p)).sum()), rel=1e-3)
+    # not the newest position: no choice, the token that followed instead
+    assert s.choice is None and s.next_token == sess.history.tokens[pos + 1]
+    sess.select_position(None)
+    s = pipeline_summary(sess)
+    dist, chosen = sess.distribution()
+    assert s.choice.chosen == chosen == int(np.argmax(sess.history.current.logits))  # greedy
+
+
+def test_stage_explanation_uses_the_cell_numbers(sess):
+    from gpt2viz.app.stages import cell_text, explain
+
+    s = pipeline_summary(sess)
+    show = sess.model.tokenizer.token_display
+    b = s.blocks[1]
+    assert f"{b.weight:.0%}" in cell_text(Stage.block(1), s, show)
+    assert f"head {b.head} puts {b.weight:.0%}" in explain(Stage.block(1), s, show)
+    assert f"({b.lens_prob:.0%})" in explain(Stage.block(1), s, show)
+    for st in stages(3):
+        explain(st, s, show), cell_text(st, s, show)  # every stage has words
+
+
+def test_chart_summary_is_the_distribution(sess):
+    sess.set_sampling(temperature=0.7, top_k=3, seed=1)
+    try:
+        c = chart_summary(sess)
+        logits = sess.history.current.logits.astype(np.float64)
+        raw = np.exp(logits - logits.max())
+        raw /= raw.sum()
+        assert [r.id for r in c.rows[:3]] == list(np.argsort(-raw)[:3])
+        np.testing.assert_allclose([r.raw for r in c.rows], raw[[r.id for r in c.rows]], rtol=1e-6)
+        assert sum(r.kept for r in c.rows) == c.n_kept == 3
+        assert sum(r.final for r in c.rows) == pytest.approx(1.0)
+        assert [r.chosen for r in c.rows].count(True) == 1
+    finally:
+        sess.set_sampling(temperature=0, top_k=0, seed=0)
+
+
+def test_attention_summary_matches_transformers(sess, hf):
+    sess.select_stage(Stage.block(2))
+    sess.select_head(3)
+    sess.select_position(3)
+    a = attention_summary(sess)
+    n = len(sess.history.tokens)
+    att = hf.attentions[2][0].numpy()  # [H, Q, K]
+    np.testing.assert_allclose(np.nan_to_num(a.matrices), np.tril(att), atol=1e-5)
+    assert np.isnan(a.matrices[:, np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]]).all()
+    np.testing.assert_allclose(a.bars, att[3, 3, :4], atol=1e-5)
+    p = att[:, 3, :4].astype(np.float64)
+    np.testing.assert_allclose(a.entropies, -(p * np.log(p)).sum(-1), rtol=1e-4)
+    scores = attention_summary(sess, "attn_scores")
+    np.testing.assert_allclose(scores.bars, sess.history.hook_at(("attn_scores", 2), 3)[3])
+    assert scores.levels[0] == (float(np.nanmin(scores.matrices[0])), float(np.nanmax(scores.matrices[0])))
+    sess.select_stage(CHOOSE)
+    sess.select_position(None)
+
+
+def test_mlp_summary_top_writers_and_projection(sess, torch_models):
+    sess.select_stage(Stage.block(1))
+    m = mlp_summary(sess, neuron=5)
+    sd = torch_models["l3h4e32"].state_dict()
+    W_out, W_U = sd["transformer.h.1.mlp.c_proj.weight"].numpy(), sd["lm_head.weight"].numpy()
+    post = sess.history.hook_at(("post", 1), m.position)
+    score = post * np.linalg.norm(W_out, axis=1)
+    assert [n for n, _, _ in m.top] == list(np.argsort(-np.abs(score))[:15])
+    assert m.n_active == int((post > 0.1).sum())
+    assert [i for i, _ in m.neuron_promotes] == list(np.argsort(-(W_out[5] @ W_U.T))[:10])
+    assert mlp_summary(sess).neuron == m.top[0][0]  # default: the biggest writer
+    sess.select_stage(CHOOSE)
+
+
+def test_lens_summaries_end_at_the_models_logits(sess, hf):
+    g = lens_grid(sess)
+    logits = hf.logits[0].numpy()
+    assert g.tops[-1].tolist() == logits[list(g.positions)].argmax(-1).tolist()
+    p = torch.softmax(hf.logits[0].double(), -1).numpy()
+    np.testing.assert_allclose(g.probs[-1], p[list(g.positions)].max(-1), rtol=1e-3)
+    sess.select_position(2)
+    t = lens_target(sess)
+    assert t.default and t.target == sess.history.tokens[3]
+    assert t.ranks[-1] == int((logits[2] > logits[2][t.target]).sum())
+    assert t.probs[-1] == pytest.approx(p[2, t.target], rel=1e-3)
+    assert lens_target(sess, 42).target == 42
+    sess.select_position(None)
+
+
+def test_embedding_residual_and_tokens_summaries(sess, hf):
+    sess.select_position(3)
+    e = embedding_summary(sess)
+    W_U = sess.weights.W_U
+    np.testing.assert_array_equal(e.token_vec, W_U[sess.history.tokens[3]])
+    np.testing.assert_allclose(e.sum_vec, hf.hidden_states[0][0, 3].numpy(), atol=1e-5)
+    cos = W_U @ W_U[e.token] / (np.linalg.norm(W_U, axis=1) * np.linalg.norm(W_U[e.token]))
+    cos[e.token] = -np.inf
+    assert [i for i, _ in e.nearest] == list(np.argsort(-cos)[:10])
+    np.testing.assert_allclose([c for _, c in e.nearest], np.sort(cos)[::-1][:10], rtol=1e-4)
+    r = residual_summary(sess)
+    np.testing.assert_allclose(r.resid_norm[:-1], [np.linalg.norm(hf.hidden_states[L][0, 3].numpy())
+                                                   for L in range(3)], rtol=1e-4)
+    assert r.cos_to_final[-1] == pytest.approx(1.0, abs=1e-5)
+    t = tokens_summary(sess)
+    assert [row.id for row in t.rows] == list(sess.history.tokens)
+    assert [row.generated for row in t.rows] == [False] * 5 + [True]
+    sess.select_position(None)
