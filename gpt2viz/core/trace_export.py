@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2viz.core.files import atomic_write
+from gpt2viz.core.files import StagedFiles, atomic_write
 from gpt2viz.core.hooks import hook_shapes
 
 
@@ -44,7 +44,10 @@ def full_context_hooks(history) -> dict[str, np.ndarray]:
 
 
 def export_trace(history, model, settings, npz_path: Path, force: bool = False) -> tuple[Path, Path]:
-    """Write ``npz_path`` (every hook) and the JSON beside it (tokens, ids, settings, model, hash)."""
+    """Write ``npz_path`` (every hook) and the JSON beside it (tokens, ids, settings, model, hash).
+
+    Both files appear together or neither does (a full disk half way leaves nothing behind).
+    """
     npz_path = Path(npz_path)
     json_path = npz_path.with_suffix(".json")
     arrays = full_context_hooks(history)
@@ -61,6 +64,7 @@ def export_trace(history, model, settings, npz_path: Path, force: bool = False) 
         "arrays": {k: list(v.shape) for k, v in arrays.items()},
         "note": "attention hooks are [H, query, key] over the whole text; future keys are 0 (pattern) or NaN (scores)",
     }
-    atomic_write(npz_path, buf.getvalue(), force)
-    atomic_write(json_path, json.dumps(meta, indent=1, ensure_ascii=False).encode("utf-8"), force)
+    with StagedFiles(npz_path.parent if str(npz_path.parent) else Path("."), force) as staged:
+        atomic_write(staged.path(npz_path.name), buf.getvalue())
+        atomic_write(staged.path(json_path.name), json.dumps(meta, indent=1, ensure_ascii=False).encode("utf-8"))
     return npz_path, json_path
