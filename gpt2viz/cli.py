@@ -214,9 +214,11 @@ def cmd_snapshot(a) -> int:
     if a.steps < 0:
         raise CliError(f"--steps must be ≥ 0, got {a.steps}")
     try:
+        from gpt2viz.app import qt_messages
         from gpt2viz.headless import run_snapshot
     except ImportError as e:
         raise CliError(f"snapshots need Qt: {e}") from None
+    qt_messages.install()  # offscreen Qt's plugin chatter would bury the real output
     for path in run_snapshot(a):
         print(path)
     return 0
@@ -224,10 +226,12 @@ def cmd_snapshot(a) -> int:
 
 def cmd_app(a) -> int:
     try:
+        from gpt2viz.app import qt_messages
         from gpt2viz.widgets.main_window import run_app
     except ImportError as e:  # a headless install without Qt's libraries
         raise CliError(f"the desktop app cannot start: {e}. The command line (`gpt2viz run`, "
                        "`gpt2viz tokenize`) works without it") from None
+    qt_messages.install()
     return run_app(a.model, prompt=a.prompt, steps=max(0, a.steps))
 
 

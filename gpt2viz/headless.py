@@ -95,7 +95,7 @@ def run_snapshot(a) -> list[Path]:
         if a.view == "data":
             from gpt2viz.core.trace_export import export_trace
 
-            return list(export_trace(state.history, state.model, state.sampling, out, a.force))
+            return list(export_trace(state.history, state.model, state.sampling, out, a.force, weights=state.weights))
         if a.all_layers:
             index = export_all_layers(win, a.view, out, "png" if a.format == "png" else "svg", a.scale, a.force)
             return [out / e["file"] for e in index["files"]] + [out / "index.json"]

@@ -11,7 +11,7 @@ import onnxruntime as ort
 
 from gpt2viz.core.hooks import hook_names
 from gpt2viz.core.manifest import (DATA_FILE, MODEL_FILE, TOKENIZER_FILE, ModelConfig, ModelFolderError, config_of,
-                                   read_manifest, verify_files)
+                                   read_manifest, redo_hint, verify_files)
 from gpt2viz.core.tokenizer import GPT2Tokenizer
 from gpt2viz.core.trace import Trace
 
@@ -63,10 +63,14 @@ class Model:
         self.config: ModelConfig = config_of(self.manifest)
         self.name: str = self.manifest.get("name") or self.folder.name
         self.n_params: int = int(self.manifest.get("n_params", 0))
+        hint = redo_hint(self.folder)
         try:
             self.tokenizer = GPT2Tokenizer.from_file(self.folder / TOKENIZER_FILE)
-        except Exception as e:  # tokenizers raises a bare Exception on malformed json
-            raise ModelFolderError(f"{self.folder / TOKENIZER_FILE} is unreadable: {e}") from None
+        except Exception as e:  # noqa: BLE001 - TokenizerFileError, or anything tokenizers raises
+            raise ModelFolderError(f"{self.folder / TOKENIZER_FILE} is unreadable (damaged: {e}); {hint}") from None
+        if self.tokenizer.vocab_size > self.config.vocab_size:
+            raise ModelFolderError(f"{self.folder / TOKENIZER_FILE} has {self.tokenizer.vocab_size} tokens but the "
+                                   f"model only {self.config.vocab_size}: it belongs to another model; {hint}")
         opts = ort.SessionOptions()
         opts.log_severity_level = 3
         if threads:
@@ -81,11 +85,21 @@ class Model:
         # calls without interventions run the same graph with those nodes stripped (built in memory
         # from the file; today's graph exactly), and the intervention graph gets its own session the
         # first time an intervention is asked for (then the weights are held twice).
+        self._iv_session = None  # set by _open_sessions when one session serves both (a > 2 GB graph)
         try:
             self.session, self._iv_inputs = self._open_sessions(path)
         except Exception as e:  # onnxruntime raises its own exception types for bad graphs
-            raise ModelFolderError(f"{self.folder / MODEL_FILE} cannot be loaded: {e}") from None
-        self._iv_session = None
+            why = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise ModelFolderError(f"{self.folder / MODEL_FILE} cannot be loaded (damaged or not an ONNX model: "
+                                   f"{why}); {hint}") from None
+        # A manifest edited by hand (or from another export) must not drive the graph with wrong shapes.
+        n_past = sum(1 for i in self.session.get_inputs() if i.name.startswith("past_key_values.")) // 2
+        logits = next((o for o in self.session.get_outputs() if o.name == "logits"), None)
+        vocab = logits.shape[-1] if logits is not None and logits.shape else None
+        if n_past != self.config.n_layer or (isinstance(vocab, int) and vocab != self.config.vocab_size):
+            raise ModelFolderError(f"{self.folder / 'gpt2viz.json'} does not describe {MODEL_FILE} (manifest: "
+                                   f"{self.config.n_layer} layers, vocabulary {self.config.vocab_size}; graph: "
+                                   f"{n_past} layers, vocabulary {vocab}); {hint}")
         outputs = {o.name for o in self.session.get_outputs()}
         missing = [h for h in hook_names(self.config.n_layer) if h not in outputs]
         if missing:

@@ -7,6 +7,7 @@ exact bytes, its byte span in the UTF-8 text, and a readable form that never hid
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -14,6 +15,10 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 
 END_OF_TEXT = "<|endoftext|>"
+
+
+class TokenizerFileError(ValueError):
+    """A tokenizer.json that cannot be used; the message says what is wrong with it."""
 
 # Visible stand-ins for whitespace, so " Paris" and "Paris" look different in a token chip.
 _VISIBLE = {" ": "\u2423", "\n": "\u21b5", "\t": "\u21e5", "\r": "\u240d"}
@@ -127,8 +132,31 @@ class GPT2Tokenizer:
 
     @classmethod
     def from_file(cls, path: str | Path) -> "GPT2Tokenizer":
-        """Load a ``tokenizer.json`` written by the tokenizers library."""
-        return cls(Tokenizer.from_file(str(path)))
+        """Load a ``tokenizer.json`` written by the tokenizers library.
+
+        Raises
+        ------
+        TokenizerFileError
+            The file is unreadable, not JSON, JSON of another shape, or rejected by tokenizers; the
+            message says which (tokenizers' own errors name only a line and column).
+        """
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as e:
+            raise TokenizerFileError(f"unreadable: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise TokenizerFileError("not UTF-8 text") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise TokenizerFileError(f"invalid JSON at line {e.lineno} column {e.colno}") from None
+        model = data.get("model") if isinstance(data, dict) else None
+        if not isinstance(model, dict) or not isinstance(model.get("vocab"), dict):
+            raise TokenizerFileError("valid JSON but not a tokenizers file (no model.vocab object)")
+        try:
+            return cls(Tokenizer.from_str(text))
+        except Exception as e:  # noqa: BLE001 - tokenizers raises a bare Exception on a bad structure
+            raise TokenizerFileError(f"rejected by the tokenizers library: {e}") from None
 
     @property
     def eot_id(self) -> int | None:

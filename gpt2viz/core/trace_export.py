@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2viz.core.files import atomic_write
+from gpt2viz.core.files import StagedFiles, atomic_write
 from gpt2viz.core.hooks import hook_shapes
 
 
@@ -43,12 +43,19 @@ def full_context_hooks(history) -> dict[str, np.ndarray]:
     return out
 
 
-def export_trace(history, model, settings, npz_path: Path, force: bool = False) -> tuple[Path, Path]:
-    """Write ``npz_path`` (every hook) and the JSON beside it (tokens, ids, settings, model, hash)."""
+def export_trace(history, model, settings, npz_path: Path, force: bool = False,
+                 weights=None) -> tuple[Path, Path]:
+    """Write ``npz_path`` (every hook) and the JSON beside it (tokens, ids, settings, model, hash).
+
+    ``weights`` (the session's already-read :class:`Weights`) is used for the attribution; without it
+    they are read from the model folder.
+
+    Both files appear together or neither does (a full disk half way leaves nothing behind).
+    """
     npz_path = Path(npz_path)
     json_path = npz_path.with_suffix(".json")
     arrays = full_context_hooks(history)
-    attribution = _attribution(history, model, arrays)
+    attribution = _attribution(history, model, arrays, weights)
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     tok = model.tokenizer
@@ -63,19 +70,20 @@ def export_trace(history, model, settings, npz_path: Path, force: bool = False) 
         "attribution": attribution,
         "note": "attention hooks are [H, query, key] over the whole text; future keys are 0 (pattern) or NaN (scores)",
     }
-    atomic_write(npz_path, buf.getvalue(), force)
-    atomic_write(json_path, json.dumps(meta, indent=1, ensure_ascii=False).encode("utf-8"), force)
+    with StagedFiles(npz_path.parent if str(npz_path.parent) else Path("."), force) as staged:
+        atomic_write(staged.path(npz_path.name), buf.getvalue())
+        atomic_write(staged.path(json_path.name), json.dumps(meta, indent=1, ensure_ascii=False).encode("utf-8"))
     return npz_path, json_path
 
 
-def _attribution(history, model, arrays: dict) -> dict | None:
+def _attribution(history, model, arrays: dict, weights=None) -> dict | None:
     """Direct logit attribution of the model's top-1 next token: arrays into ``arrays``, the summary returned."""
     from gpt2viz.core.attribution import attribute, attribution_json
     from gpt2viz.core.weights import Weights
 
     cfg = model.config
     try:
-        w = Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5))
+        w = weights or Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5))
         a = attribute(history, w, cfg.n_layer, cfg.n_head)
     except KeyError:  # a history run with only some hooks kept: nothing to attribute
         return None

@@ -281,7 +281,7 @@ class MainWindow(QMainWindow):
             return
         try:
             npz, js = export_trace(self.state.history, self.state.model, self.state.sampling,
-                                   Path(path).with_suffix(".npz"), force=True)
+                                   Path(path).with_suffix(".npz"), force=True, weights=self.state.weights)
         except (WriteError, OSError) as e:
             self.show_error(str(e))
             return
