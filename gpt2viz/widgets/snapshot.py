@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QSize, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QCoreApplication, QIODevice, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QWidget
@@ -57,11 +57,29 @@ def facts(state, view: str) -> dict[str, str]:
     return out
 
 
+# lupdate finds calls spelled translate("Context", "text"): keep that spelling at every call.
+translate = QCoreApplication.translate
+
+
+def view_title(view: str) -> str:
+    """The name of ``view`` as shown to the user (the English text is the command-line name itself)."""
+    titles = {"pipeline": translate("Snapshot", "pipeline"), "chart": translate("Snapshot", "chart"),
+              "tokens": translate("Snapshot", "tokens"), "embeddings": translate("Snapshot", "embeddings"),
+              "attention": translate("Snapshot", "attention"), "head": translate("Snapshot", "head"),
+              "mlp": translate("Snapshot", "mlp"), "lens": translate("Snapshot", "lens"),
+              "residual": translate("Snapshot", "residual"), "path": translate("Snapshot", "path"),
+              "attribution": translate("Snapshot", "attribution"), "data": translate("Snapshot", "data")}
+    return titles.get(view, view)
+
+
 def caption(f: dict[str, str]) -> str:
-    """One line for under the picture."""
+    """One line for under the picture, in the current language (the facts themselves stay English keys)."""
     prompt = f["Prompt"] if len(f["Prompt"]) <= 60 else f["Prompt"][:57] + "…"
-    parts = [f"gpt2viz · {f['Model']}", f"“{prompt}”", f"step {f['Step']}", f["View"]]
-    parts += [f"{k.lower()} {f[k]}" for k in ("Layer", "Head", "Position") if k in f]
+    parts = [f"gpt2viz · {f['Model']}", translate("Snapshot", "“{prompt}”").format(prompt=prompt),
+             translate("Snapshot", "step {step}").format(step=f["Step"]), view_title(f["View"])]
+    words = {"Layer": translate("Snapshot", "layer {value}"), "Head": translate("Snapshot", "head {value}"),
+             "Position": translate("Snapshot", "position {value}")}
+    parts += [words[k].format(value=f[k]) for k in ("Layer", "Head", "Position") if k in f]
     return " · ".join(parts)
 
 
