@@ -175,10 +175,15 @@ class Session:
         if not isinstance(stage, Stage):
             raise TypeError(f"expected a Stage, got {stage!r}")
         if stage.is_block:
+            if self.model is not None and not 0 <= stage.layer < self.n_layer:
+                return False  # a block of another model (a control not yet redrawn after a model switch)
             return self._select(stage=stage, layer=stage.layer)
         return self._select(stage=stage)
 
     def select_head(self, head: int) -> bool:
+        n_head = self.model.config.n_head if self.model is not None else None
+        if n_head is not None and not 0 <= int(head) < n_head:
+            return False  # likewise: a head the current model does not have
         return self._select(head=int(head))
 
     def move_stage(self, delta: int) -> bool:

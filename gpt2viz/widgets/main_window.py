@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
         self._bind_keys()
         self._context_menus()
         self._export: QProcess | None = None
+        self.closing = False
 
         state.sigModel.connect(lambda name: name == "A" and self._on_model())
         state.sigHistory.connect(lambda name: name == "A" and self._update_status())
@@ -159,6 +160,7 @@ class MainWindow(QMainWindow):
         s.sync()
         if self._export is not None:
             self._export.kill()
+        self.closing = True  # an export in progress stops at its next layer
         self.state.shutdown()
         super().closeEvent(e)
 
@@ -253,7 +255,7 @@ class MainWindow(QMainWindow):
         def progress(done: int, total: int) -> bool:
             dlg.setValue(done)
             QApplication.processEvents()
-            return not dlg.wasCanceled()
+            return not dlg.wasCanceled() and not self.closing
 
         try:
             index = export_all_layers(self, view, Path(folder), "png", self.export_scale, force, progress)
@@ -376,6 +378,38 @@ def _caption(text: str) -> QLabel:
     return lbl
 
 
+def close_on_signals(win: QMainWindow) -> None:
+    """Ctrl+C in the terminal or SIGTERM closes the window as its close button would (settings saved, worker stopped).
+
+    Python runs signal handlers only between bytecodes, never while Qt waits for events: the signal's
+    wake-up byte on a socket pair wakes the event loop, and the handler then runs.
+    """
+    import signal
+    import socket
+
+    from PySide6.QtCore import QSocketNotifier, QTimer
+
+    try:
+        r, w = socket.socketpair()
+        r.setblocking(False)
+        w.setblocking(False)
+        signal.set_wakeup_fd(w.fileno())
+    except (OSError, ValueError):  # not the main thread, or no socket pairs: keep the defaults
+        return
+    notifier = QSocketNotifier(r.fileno(), QSocketNotifier.Read, win)
+
+    def drain() -> None:
+        try:
+            r.recv(64)
+        except OSError:
+            pass
+
+    notifier.activated.connect(drain)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_a: QTimer.singleShot(0, win.close))
+    win._signal_wakeup = (r, w, notifier)  # kept alive with the window
+
+
 def run_app(model_spec: str | None = None, settings_path: str | None = None, prompt: str | None = None,
             steps: int = 0) -> int:
     """Open the main window with ``model_spec`` (a folder or name), else the last or the default model.
@@ -400,6 +434,7 @@ def run_app(model_spec: str | None = None, settings_path: str | None = None, pro
             pending[0] -= 1
             state.step()
     state.sigHistory.connect(auto_step)
+    close_on_signals(win)
     win.show()
     try:
         last = state.settings.text("model/last") if model_spec is None else ""

@@ -81,8 +81,14 @@ class TokenStrip(QScrollArea):
         kind = self.tr("generated") if generated else self.tr("prompt")
         b.setToolTip(self.tr("position {pos} · id {id} · bytes {bytes} · {kind}").format(
             pos=pos, id=info.id, bytes=info.bytes.hex(' '), kind=kind))
-        b.clicked.connect(lambda _=False, p=pos: self.state.select_position(p, self.name))
+        b.clicked.connect(lambda _=False, p=pos: self._on_chip(p))
         return b
+
+    def _on_chip(self, pos: int) -> None:
+        self.state.select_position(pos, self.name)
+        # A click toggles a checkable button: on the already selected chip it would uncheck it while the
+        # selection (unchanged, so no signal) stays; re-mark from the session either way.
+        self._mark()
 
     def _rebuild(self) -> None:
         while self._row.count():

@@ -20,7 +20,7 @@ class LensView(LazyView):
         self.caption = note()
         self.table = QTableWidget()
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.table.cellClicked.connect(lambda _r, c: state.select_position(self.grid.positions[c], session))
+        self.table.cellClicked.connect(self._on_cell)
         self.target = QLineEdit()
         self.target.setPlaceholderText(self.tr("target token (default: the token the model chose next)"))
         self.target.editingFinished.connect(self.refresh_target)
@@ -57,6 +57,9 @@ class LensView(LazyView):
         self.grid = g = lens_grid(s, MAX_POSITIONS)
         if g is None:
             self.caption.setText(self.tr("Run a prompt to see the logit lens."))
+            self.table.setRowCount(0)  # no stale grid to click on while a model loads or after a failed run
+            self.table.setColumnCount(0)
+            self._headers = None
             return
         tok, n_rows, n_cols = s.model.tokenizer, g.tops.shape[0], len(g.positions)
         headers = ([f"{p} {tok.token_display(t)}" for p, t in zip(g.positions, g.tokens)], n_rows)
@@ -92,6 +95,10 @@ class LensView(LazyView):
                                      "The last row is the model's real output. Click a column to select that "
                                      "position.") + clip)
         self.refresh_target()
+
+    def _on_cell(self, _row: int, col: int) -> None:
+        if self.grid is not None and 0 <= col < len(self.grid.positions):
+            self.state.select_position(self.grid.positions[col], self.name)
 
     def refresh_target(self) -> None:
         s = self.session

@@ -30,7 +30,7 @@ class MlpView(LazyView):
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.verticalHeader().setVisible(False)
-        self.table.cellClicked.connect(lambda r, _c: self.select_neuron(self.summary.top[r][0]))
+        self.table.cellClicked.connect(self._on_cell)
         self.neuron_info = note()
         self.whole = note()
         top = QHBoxLayout()
@@ -59,6 +59,7 @@ class MlpView(LazyView):
         self.summary = sm = mlp_summary(s, self.neuron)
         if sm is None:
             self.caption.setText(self.tr("Run a prompt to see the MLP neurons."))
+            self.table.setRowCount(0)  # nothing stale to click on while a model loads
             return
         tok = s.model.tokenizer
         sync_layer_box(self.layer, s.n_layer, sm.layer)
@@ -88,6 +89,10 @@ class MlpView(LazyView):
             neuron=sm.neuron, layer=sm.layer,
             promotes=", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_promotes),
             suppresses=", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_suppresses)))
+
+    def _on_cell(self, row: int, _col: int) -> None:
+        if self.summary is not None and 0 <= row < len(self.summary.top):
+            self.select_neuron(self.summary.top[row][0])
 
     def select_neuron(self, n: int) -> None:
         """Read neuron ``n``'s value vector as tokens."""
