@@ -15,7 +15,13 @@ round by round so machine noise hits all contenders alike:
   Then the activation patching table (resid_pre, --patch-len tokens) against layers x positions full
   prefills (logits only), interleaved for --patch-rounds rounds.
 
-Needs the [export] extra.  python bench/bench_engine.py [--tiny] [--rounds 20]
+With --long: the long-prompt figures of issue 11 instead, side by side in one run: at --long-len
+(1000) and at 32 tokens, the prefill the app runs (everything it shows: scores, patterns and MLP
+activations left to on-demand sub-graphs) against the logits-only prefill and transformers eager with
+hidden states + attentions; what an on-demand layer costs when a view reads it; and peak RSS (VmHWM of a
+fresh process each) of `gpt2viz run`, of Model.run with every view's hooks read, and of the app.
+
+Needs the [export] extra.  python bench/bench_engine.py [--tiny] [--rounds 20] [--long [--rounds 3]]
 """
 
 from __future__ import annotations
@@ -61,7 +67,12 @@ def main() -> None:
     p.add_argument("--work", type=Path, default=Path("build/bench"))
     p.add_argument("--patch-len", type=int, default=8, help="prompt length of the patching table (default 8)")
     p.add_argument("--patch-rounds", type=int, default=3)
+    p.add_argument("--long", action="store_true", help="issue 11's long-prompt speed and memory figures")
+    p.add_argument("--long-len", type=int, default=1000)
     a = p.parse_args()
+    if a.long:
+        bench_long(a)
+        return
 
     import torch
     from transformers import DynamicCache
@@ -189,6 +200,94 @@ def bench_patching(model, n: int, rounds: int) -> None:
     t, f = statistics.median(table_ms), statistics.median(naive_ms)
     print(f"patching table resid_pre, {L} layers x {n} positions: {t:.0f} ms; {L * n} full prefills "
           f"(logits only): {f:.0f} ms; ratio {t / f:.2f}x (median of {rounds} interleaved rounds)")
+
+
+def peak_rss_of(argv: list[str]) -> float:
+    """Peak RSS (GB) of a fresh child process, from /usr/bin/time -v (the child's own figure)."""
+    import os
+    import re
+    import subprocess
+
+    r = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True,
+                       env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr)
+    if r.returncode or not m:
+        raise RuntimeError(f"{argv[:4]} failed: {r.stderr[-2000:]}")
+    return int(m.group(1)) / 1024**2
+
+
+def long_prompt(model, n: int) -> tuple[str, list[int]]:
+    """English-like text of exactly ``n`` tokens (a fixed paragraph repeated), and its ids."""
+    para = ("The committee met on Tuesday to discuss the budget for the new library, which the city had "
+            "promised to open before the end of the year. Several members asked why the costs had risen. ")
+    ids = model.tokenizer.encode(para * (n // 30 + 2))[:n]
+    text = model.tokenizer.decode(ids)
+    assert model.tokenizer.encode(text) == ids
+    return text, ids
+
+
+def bench_long(a) -> None:
+    """Issue 11's figures: speed at --long-len and 32 tokens, on-demand costs, peak RSS."""
+    import torch
+    from transformers import DynamicCache
+
+    from gpt2viz.core.export.exporter import load_checkpoint
+    from gpt2viz.core.runtime import Model
+
+    cfg = TINY if a.tiny else SMALL
+    ck, folder = ensure_model(a.work, cfg)
+    model = Model(folder, verify=False)
+    tm = load_checkpoint(ck)
+    torch.set_num_threads(model.session.get_session_options().intra_op_num_threads or torch.get_num_threads())
+    n_long = min(a.long_len, cfg["n_positions"])
+    shape = "{n_layer} layers x {n_head} heads x {n_embd}".format(**cfg)
+    print(f"model: {shape}, vocab 50257, random weights; median of {a.rounds} interleaved rounds")
+    for n in (32, n_long):
+        _, ids = long_prompt(model, n)
+
+        @torch.no_grad()
+        def torch_eager():
+            tm(input_ids=torch.tensor([ids]), past_key_values=DynamicCache(), use_cache=True,
+               output_hidden_states=True, output_attentions=True)
+
+        contenders = {"A app prefill (everything shown)": lambda: model.run(ids),
+                      "B logits only": lambda: model.run(ids, hooks=[]),
+                      "C transformers eager + hidden + attn": torch_eager}
+        times = {k: [] for k in contenders}
+        for fn in contenders.values():
+            fn()
+        for _ in range(a.rounds):
+            for k, fn in contenders.items():
+                t0 = time.perf_counter()
+                fn()
+                times[k].append((time.perf_counter() - t0) * 1000)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        A, B, C = med.values()
+        print(f"-- {n} tokens: " + "   ".join(f"{k} {v:.0f} ms" for k, v in med.items()))
+        print(f"   app prefill / logits only {A / B:.2f}x (target <= 1.3)   transformers / app prefill {C / A:.2f}x "
+              "(target >= 2)")
+        trace, _ = model.run(ids)
+        od = []
+        for hook in ("pattern", "post"):
+            t0 = time.perf_counter()
+            trace[hook, cfg["n_layer"] // 2]
+            od.append((time.perf_counter() - t0) * 1000)
+        print(f"   trace kept {trace.nbytes() / 2**20:.0f} MiB; first read of one layer's pattern+scores "
+              f"{od[0]:.0f} ms, MLP pre+post {od[1]:.0f} ms (on demand)" if trace.ondemand else
+              f"   trace {trace.nbytes() / 2**20:.0f} MiB, every hook kept (short prompt)")
+        del trace
+    text, ids = long_prompt(model, n_long)
+    here = Path(__file__).resolve()
+    run = peak_rss_of([sys.executable, "-m", "gpt2viz", "run", "--model", str(folder), "--prompt", text,
+                       "--steps", "1", "--json"])
+    engine = peak_rss_of([sys.executable, str(here.with_name("bench_memory.py")), "engine", str(folder), str(n_long)])
+    print(f"-- peak RSS at {n_long} tokens: gpt2viz run {run:.2f} GB (target <= 1.2); Model.run + every view's "
+          f"hooks read {engine:.2f} GB")
+    try:
+        app = peak_rss_of([sys.executable, str(here.with_name("bench_memory.py")), "app", str(folder), str(n_long)])
+        print(f"   the app with all views on that prompt {app:.2f} GB (target <= 1.5)")
+    except RuntimeError as e:
+        print(f"   the app: not measured ({e})")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-from gpt2viz.core.hooks import hook_names
+from gpt2viz.core.hooks import hook_names, hook_shapes
 from gpt2viz.core.manifest import (DATA_FILE, MODEL_FILE, TOKENIZER_FILE, ModelConfig, ModelFolderError, config_of,
                                    read_manifest, redo_hint, verify_files)
 from gpt2viz.core.tokenizer import GPT2Tokenizer
@@ -18,6 +18,16 @@ from gpt2viz.core.trace import Trace
 
 class ContextLimitError(ValueError):
     """The text would not fit in the model's context (n_positions)."""
+
+
+class Cancelled(RuntimeError):
+    """A long run was cancelled between two chunks (its ``cancel`` callback returned True)."""
+
+
+# A prefill with a progress or cancel callback runs in chunks of this many positions, each after the
+# cache of the ones before (a single onnxruntime call cannot be interrupted). A cached chunk is what a
+# step is, which export validation checks against transformers; chunked == one-shot to 1e-5 (tested).
+CHUNK = 128
 
 
 @dataclass(frozen=True)
@@ -115,16 +125,27 @@ class Model:
         from gpt2viz.core.export.surgery import strip_interventions
         from gpt2viz.core.hooks import intervention_inputs
 
+        from gpt2viz.core.ondemand import cut_graphs
+
         providers = ["CPUExecutionProvider"]
+        self._iv_session = None
+        self._ondemand_sessions: dict = {}
         if (self.folder / DATA_FILE).exists():  # > 2 GB: one session on the file (no in-memory copy)
             sess = ort.InferenceSession(str(path), self._opts, providers=providers)
             self._iv_session = sess
+            # Graph without weights, for the attention sub-graphs (MLP ones would need the weights in
+            # memory twice: those hooks are kept in full for such models).
+            skeleton = onnx.load(str(path), load_external_data=False)
+            self._cuts = {k: v for k, v in cut_graphs(skeleton, self.config.n_layer, mlp=False).items()}
+            del skeleton
             return sess, {i.name for i in sess.get_overridable_initializers()}
         proto = onnx.load(str(path))
+        # Cut before stripping, so MLP sub-graphs keep the hook_post intervention inputs.
+        self._cuts = cut_graphs(proto, self.config.n_layer)
         names = {i.name for i in proto.graph.input}
         ivs = set(intervention_inputs(self.config.n_layer)) & names
         if ivs:
-            strip_interventions(proto)
+            strip_interventions(proto, keep_last=True)
         sess = ort.InferenceSession(proto.SerializeToString(), self._opts, providers=providers)
         return sess, ivs
 
@@ -138,6 +159,25 @@ class Model:
                                                     providers=["CPUExecutionProvider"])
         return self._iv_session
 
+    def ondemand_session(self, layer: int, family: str):
+        """The session of block ``layer``'s ``"attn"`` or ``"mlp"`` sub-graph and the hooks it reads."""
+        key = (layer, family)
+        if key not in self._ondemand_sessions:
+            blob, reads = self._cuts[key]
+            sess = ort.InferenceSession(blob, self._opts, providers=["CPUExecutionProvider"])
+            self._ondemand_sessions[key] = (sess, reads)
+        return self._ondemand_sessions[key]
+
+    def ondemand_hooks(self, positions: int, past_length: int) -> frozenset[str]:
+        """Hooks a call of ``positions`` after ``past_length`` cached ones leaves to on-demand sub-graphs."""
+        from gpt2viz.core.hooks import block_hook
+        from gpt2viz.core.ondemand import ONDEMAND_FROM, ONDEMAND_HOOKS, family
+
+        if past_length or positions < ONDEMAND_FROM:
+            return frozenset()
+        return frozenset(block_hook(L, h) for L in range(self.config.n_layer) for h in ONDEMAND_HOOKS
+                         if (L, family(h)) in self._cuts)
+
     def __repr__(self) -> str:
         return f"Model({self.name!r}, {self.n_params:,} params, {self.folder})"
 
@@ -148,7 +188,8 @@ class Model:
         return KVCache(tuple((z, z) for _ in range(c.n_layer)))
 
     def run(self, input_ids: Sequence[int], past: KVCache | None = None, *, hooks: Sequence[str] | None = None,
-            keep_all_logits: bool = False, interventions=(), means=None) -> tuple[Trace, KVCache]:
+            keep_all_logits: bool = False, interventions=(), means=None, progress=None,
+            cancel=None) -> tuple[Trace, KVCache]:
         """Run the positions ``input_ids`` after the cached ``past``; return their trace and the new cache.
 
         Parameters
@@ -158,15 +199,23 @@ class Model:
         past : KVCache, optional
             The cache of the positions before them; None for a prefill.
         hooks : sequence of str, optional
-            Which hooks to return; default all. ``logits`` is always computed.
+            Which hooks to return; default all. With the default, a prefill of ``ONDEMAND_FROM`` or more
+            positions leaves scores, patterns and MLP activations out of the run and its trace computes
+            them exactly when read (``gpt2viz.core.ondemand``); hooks named explicitly are always run.
+            ``logits`` (or only ``last_logits``) is always computed.
         keep_all_logits : bool
             Keep logits of every position; by default only the last position's (``trace.last_logits``).
         interventions : tuple of gpt2viz.core.interventions.Intervention, optional
             Changes made inside the graph for this call's positions (absolute positions: a step after a
             cache computed under the same interventions continues it consistently). Hooks show the
-            values after the intervention. Empty: the graph's own numbers, unchanged.
+            values after the intervention, on-demand ones too. Empty: the graph's own numbers.
         means : dict, optional
             (layer, head) -> [D] mean z for mean ablations (``interventions.mean_activations``).
+        progress : callable, optional
+            ``progress(done, total)`` after each chunk of positions. With ``progress`` or ``cancel``, a
+            call of more than ``CHUNK`` positions runs in chunks, each after the cache of the previous.
+        cancel : callable, optional
+            Checked between chunks; when it returns True the call raises :class:`Cancelled`.
         """
         ids = [int(t) for t in input_ids]
         if not ids:
@@ -179,6 +228,65 @@ class Model:
         if total > self.config.n_positions:
             raise ContextLimitError(f"{total} tokens do not fit in {self.name}'s context of "
                                     f"{self.config.n_positions} positions")
+        session = self.intervention_session if interventions else self.session
+        shapes = hook_shapes(self.config.n_layer)
+        ondemand = self.ondemand_hooks(len(ids), past.length) if hooks is None else frozenset()
+        wanted = [h for h in (self.hook_names if hooks is None else dict.fromkeys(hooks)) if h not in ondemand]
+        # Only the last position's logits when that is all we keep: the LM head on P positions is a fifth
+        # of a 1000-token prefill of GPT-2 small.
+        last_only = not keep_all_logits and "logits" not in (hooks or ()) and self._has_last(session)
+        wanted = [h for h in wanted if h != "logits"] + (["last_logits"] if last_only else ["logits"])
+        # [B, H, P, K] hooks of chunks do not join into the one-shot's [B, H, P, P]: those runs go in one call.
+        positional = all("K" not in shapes.get(h, "") for h in wanted)
+        chunk = CHUNK if (progress or cancel) and len(ids) > CHUNK and positional else len(ids)
+        outputs: dict[str, list] = {}
+        cache = past
+        for s in range(0, len(ids), chunk):
+            if cancel is not None and cancel():
+                raise Cancelled("cancelled")
+            part = ids[s:s + chunk]
+            names = wanted if s + chunk >= len(ids) else [w for w in wanted if w not in ("logits", "last_logits")
+                                                          or keep_all_logits]
+            if "last_logits" not in names and "logits" not in names:
+                names = names + ["last_logits" if last_only else "logits"]  # the graph needs one output
+            got, cache = self._call(session, part, cache, names, interventions, means)
+            for k, v in got.items():
+                outputs.setdefault(k, []).append(v)
+            if progress is not None:
+                progress(min(s + chunk, len(ids)), len(ids))
+        merged = {}
+        for k, parts in outputs.items():
+            if len(parts) == 1:
+                merged[k] = parts[0]
+            elif k in ("logits", "last_logits") and not keep_all_logits:
+                merged[k] = parts[-1]
+            else:  # every hook kept from a chunked run is positional ([B, P, ...]); K-shaped ones are on demand
+                merged[k] = np.concatenate(parts, axis=shapes.get(k, "B P").split().index("P"))
+        od = None
+        if ondemand:
+            from gpt2viz.core.ondemand import OnDemand
+
+            feeds = None
+            if interventions:
+                start, n = past.length, len(ids)
+
+                def feeds(layer):
+                    from gpt2viz.core.hooks import scale_input, shift_input
+
+                    f = self.intervention_feeds(interventions, start, n, means)
+                    return {k: v for k, v in f.items()
+                            if k in (scale_input(layer, "mlp.hook_post"), shift_input(layer, "mlp.hook_post"))}
+            od = OnDemand(self, self.config.n_layer, len(ids), feeds)
+            od.names = ondemand
+        trace = Trace.from_outputs(ids, past.length, merged, keep_all_logits, od)
+        return trace, cache
+
+    def _has_last(self, session) -> bool:
+        return any(o.name == "last_logits" for o in session.get_outputs())
+
+    def _call(self, session, ids, past: KVCache, wanted, interventions, means):
+        """One onnxruntime call of ``ids`` after ``past``: the ``wanted`` outputs and the new cache."""
+        total = past.length + len(ids)
         feed = {"input_ids": np.asarray([ids], dtype=np.int64)}
         if "attention_mask" in self._inputs:
             feed["attention_mask"] = np.ones((1, total), dtype=np.int64)
@@ -187,18 +295,13 @@ class Model:
         for layer, (k, v) in enumerate(past.layers):
             feed[f"past_key_values.{layer}.key"] = k
             feed[f"past_key_values.{layer}.value"] = v
-        session = self.session
         if interventions:
             feed.update(self.intervention_feeds(interventions, past.length, len(ids), means))
-            session = self.intervention_session
-        wanted = list(self.hook_names if hooks is None else dict.fromkeys([*hooks, "logits"]))
         present_names = [f"present.{L}.{kv}" for L in range(self.config.n_layer) for kv in ("key", "value")]
-        values = session.run(wanted + present_names, feed)
-        outputs = dict(zip(wanted, values[: len(wanted)]))
+        values = session.run(list(wanted) + present_names, feed)
         pres = values[len(wanted):]
         cache = KVCache(tuple((pres[2 * L], pres[2 * L + 1]) for L in range(self.config.n_layer)))
-        trace = Trace.from_outputs(ids, past.length, outputs, keep_all_logits)
-        return trace, cache
+        return dict(zip(wanted, values[: len(wanted)])), cache
 
     def intervention_feeds(self, interventions, start: int, length: int, means=None) -> dict:
         """Checked graph inputs for ``interventions`` over positions ``start .. start+length-1``."""

@@ -95,8 +95,12 @@ class Generator:
         self.prompt_len = 0
         self._cache: KVCache | None = None  # the longest cache computed; shorter states slice it
 
-    def start(self, prompt_ids: list[int]) -> Frame:
-        """Run the prompt (prefill). An empty prompt starts from ``<|endoftext|>``, as GPT-2 was trained."""
+    def start(self, prompt_ids: list[int], progress=None, cancel=None) -> Frame:
+        """Run the prompt (prefill). An empty prompt starts from ``<|endoftext|>``, as GPT-2 was trained.
+
+        ``progress(done, total)`` and ``cancel()`` are passed to :meth:`Model.run` (a long prompt then
+        runs in chunks; a cancel raises ``runtime.Cancelled`` and leaves the generator as it was).
+        """
         ids = list(prompt_ids)
         if not ids:
             eot = self.model.tokenizer.eot_id
@@ -113,7 +117,8 @@ class Generator:
         # interventions; it stays fixed while generating, so cached steps stay consistent.
         self._means = mean_activations(self.model, ids, self.interventions)
         t0 = time.perf_counter()
-        trace, cache = self.model.run(ids, None, hooks=self.hooks, interventions=self.interventions, means=self._means)
+        trace, cache = self.model.run(ids, None, hooks=self.hooks, interventions=self.interventions, means=self._means,
+                                      progress=progress, cancel=cancel)
         frame = Frame(tuple(ids), trace, (time.perf_counter() - t0) * 1000, interventions=self.interventions)
         self.frames, self.prompt_len, self._cache = [frame], len(ids), cache
         return frame

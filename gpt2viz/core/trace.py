@@ -24,19 +24,28 @@ class Trace(Mapping):
         Hook name -> read-only array without the batch dimension.
     last_logits : np.ndarray
         [V] logits at the last position (kept even when ``logits`` for all positions is dropped).
+    ondemand : gpt2viz.core.ondemand.OnDemand, optional
+        Hooks a long prefill did not keep (scores, patterns, MLP activations), computed exactly from
+        the stored ones when read, a few kept. ``trace[name]``, ``in``, iteration and ``len`` count
+        them as present; ``hooks`` holds only the stored ones.
     """
 
     tokens: tuple[int, ...]
     start: int
     hooks: Mapping[str, np.ndarray] = field(repr=False)
     last_logits: np.ndarray = field(repr=False)
+    ondemand: object = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_outputs(cls, tokens, start: int, outputs: dict[str, np.ndarray], keep_all_logits: bool) -> "Trace":
+    def from_outputs(cls, tokens, start: int, outputs: dict[str, np.ndarray], keep_all_logits: bool,
+                     ondemand=None) -> "Trace":
         """Build a trace from a session's outputs (batch of one), freezing every array."""
-        hooks = {}
+        hooks, last = {}, None
         for name, arr in outputs.items():
             a = arr[0]
+            if name == "last_logits":
+                last = np.array(a[-1], dtype=np.float32)
+                continue
             if name == "logits":
                 last = np.array(a[-1], dtype=np.float32)
                 if not keep_all_logits:
@@ -44,20 +53,29 @@ class Trace(Mapping):
             a.flags.writeable = False
             hooks[name] = a
         last.flags.writeable = False
-        return cls(tuple(int(t) for t in tokens), int(start), hooks, last)
+        return cls(tuple(int(t) for t in tokens), int(start), hooks, last, ondemand)
 
     def __getitem__(self, key) -> np.ndarray:
         name = resolve(key)
-        try:
-            return self.hooks[name]
-        except KeyError:
-            raise KeyError(f"no hook {name!r} in this trace") from None
+        a = self.hooks.get(name)
+        if a is not None:
+            return a
+        if self.ondemand is not None and name in self.ondemand.names:
+            return self.ondemand.get(name, self)
+        raise KeyError(f"no hook {name!r} in this trace")
+
+    def __contains__(self, key) -> bool:
+        name = resolve(key)  # without computing an on-demand hook
+        return name in self.hooks or (self.ondemand is not None and name in self.ondemand.names)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.hooks)
+        yield from self.hooks
+        if self.ondemand is not None:
+            yield from sorted(self.ondemand.names - set(self.hooks))
 
     def __len__(self) -> int:
-        return len(self.hooks)
+        extra = len(self.ondemand.names - set(self.hooks)) if self.ondemand is not None else 0
+        return len(self.hooks) + extra
 
     @property
     def positions(self) -> int:
@@ -65,5 +83,6 @@ class Trace(Mapping):
         return len(self.tokens)
 
     def nbytes(self) -> int:
-        """Memory held by the arrays of this trace."""
-        return sum(a.nbytes for a in self.hooks.values()) + self.last_logits.nbytes
+        """Memory held by the arrays of this trace (stored hooks, and on-demand ones kept for now)."""
+        kept = self.ondemand.nbytes() if self.ondemand is not None else 0
+        return sum(a.nbytes for a in self.hooks.values()) + self.last_logits.nbytes + kept

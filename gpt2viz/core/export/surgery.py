@@ -302,13 +302,15 @@ def _sort_topologically(graph: onnx.GraphProto) -> None:
     graph.node.extend(ordered)
 
 
-def strip_interventions(model: onnx.ModelProto) -> None:
+def strip_interventions(model: onnx.ModelProto, keep_last: bool = False) -> None:
     """Undo :func:`add_interventions` in place: the graph as format 1 had it (for the benchmark's
-    side-by-side and the upgrade tests)."""
+    side-by-side and the upgrade tests). ``keep_last`` keeps the ``last_logits`` output (the runtime's
+    graph without interventions: a long prefill then skips the LM head of all but one position)."""
     g = model.graph
+    last = () if keep_last else ("/gpt2viz/last/",)
     mul_in = {n.output[0]: n.input[0] for n in g.node if n.name.startswith("/gpt2viz/iv/") and n.op_type == "Mul"}
     add_in = {n.output[0]: mul_in[n.input[0]] for n in g.node if n.name.startswith("/gpt2viz/iv/") and n.op_type == "Add"}
-    keep = [n for n in g.node if not n.name.startswith(("/gpt2viz/iv/", "/gpt2viz/last/"))]
+    keep = [n for n in g.node if not n.name.startswith(("/gpt2viz/iv/", *last))]
     for n in keep:
         for i, t in enumerate(n.input):
             if t in add_in:
@@ -319,9 +321,9 @@ def strip_interventions(model: onnx.ModelProto) -> None:
     inputs = [i for i in g.input if i.name not in drop]
     del g.input[:]
     g.input.extend(inputs)
-    inits = [i for i in g.initializer if i.name not in drop and i.name != "/gpt2viz/last_index"]
+    inits = [i for i in g.initializer if i.name not in drop and (keep_last or i.name != "/gpt2viz/last_index")]
     del g.initializer[:]
     g.initializer.extend(inits)
-    outs = [o for o in g.output if o.name != "last_logits"]
+    outs = [o for o in g.output if keep_last or o.name != "last_logits"]
     del g.output[:]
     g.output.extend(outs)

@@ -1,0 +1,165 @@
+"""Hooks computed on demand, exactly, by small graphs cut from the model's own exported graph.
+
+A long prefill keeps only what is cheap to keep. Attention scores and patterns are [H, P, K] per layer
+(2 x 12 x 12 x 1000^2 floats at 1000 tokens on GPT-2 small: 1.2 GB) and MLP activations [P, M] per
+layer (0.3 GB); onnxruntime computes only what requested outputs need, so a prefill that does not ask
+for them never holds them. A view that shows one gets it from the layer's sub-graph: the very nodes of
+``model.onnx`` between stored hooks (q, k, v / ln2) and the hook, run by onnxruntime on the same
+shapes, so the numbers are the full graph's own (tests hold them to 1e-6).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from gpt2viz.core.hooks import block_hook
+
+# Hook -> the stored hooks its sub-graph reads. hook_embed only gives the graph its [B, P] shape.
+SOURCES = {
+    "attn.hook_attn_scores": ("attn.hook_q", "attn.hook_k", "attn.hook_v"),
+    "attn.hook_pattern": ("attn.hook_q", "attn.hook_k", "attn.hook_v"),
+    "mlp.hook_pre": ("ln2.hook_normalized",),
+    "mlp.hook_post": ("ln2.hook_normalized",),
+}
+ONDEMAND_HOOKS = tuple(SOURCES)
+
+# A prefill of at least this many positions leaves ONDEMAND_HOOKS to on-demand sub-graphs. Below it
+# they are small (0.6 MB of patterns at 32 tokens on GPT-2 small) and kept, so short prompts and cached
+# steps ([H, 1, K]) stay exactly as before.
+ONDEMAND_FROM = 64
+CACHE_ENTRIES = 4  # computed hook arrays kept per trace (two layers' scores + pattern)
+
+
+def _cut(graph: onnx.GraphProto, inputs: list[str], outputs: list[str], name: str, opset) -> bytes:
+    """The nodes of ``graph`` that compute ``outputs`` from the tensors ``inputs``, serialized.
+
+    Walks back from the outputs and stops at ``inputs``, initializers and graph inputs. Graph inputs it
+    reaches (mask inputs, cached keys, intervention scale/shift) stay inputs. Like
+    ``onnx.utils.Extractor`` without its shape inference over the whole model (a copy of every weight).
+    """
+    producer = {t: n for n in graph.node for t in n.output}
+    inits = {t.name for t in graph.initializer}
+    ginputs = {i.name for i in graph.input}
+    stop = set(inputs)
+    picked, used_inits, used_inputs, seen = set(), set(), set(), set()
+    frontier = list(outputs)
+    while frontier:
+        t = frontier.pop()
+        if not t or t in seen or t in stop:
+            continue
+        seen.add(t)
+        if t in ginputs:  # overridable initializers (interventions) are both
+            used_inputs.add(t)
+        if t in inits:
+            used_inits.add(t)
+        if t in ginputs or t in inits:
+            continue
+        node = producer[t]
+        if id(node) not in picked:
+            picked.add(id(node))
+            frontier.extend(node.input)
+    nodes = [n for n in graph.node if id(n) in picked]
+    g_inputs = [helper.make_tensor_value_info(t, TensorProto.FLOAT, None) for t in inputs]
+    g_inputs += [i for i in graph.input if i.name in used_inputs]
+    g_outputs = [helper.make_tensor_value_info(t, TensorProto.FLOAT, None) for t in outputs]
+    sub = helper.make_graph(nodes, name, g_inputs, g_outputs,
+                            initializer=[t for t in graph.initializer if t.name in used_inits])
+    return helper.make_model(sub, opset_imports=list(opset), ir_version=8).SerializeToString()
+
+
+def hook_source(graph: onnx.GraphProto, hook: str) -> str:
+    """The graph tensor a hook output shows (the input of the Identity node named after it)."""
+    for n in graph.node:
+        if n.op_type == "Identity" and n.output[0] == hook:
+            return n.input[0]
+    raise KeyError(f"the graph has no hook output {hook!r}")
+
+
+def cut_graphs(model: onnx.ModelProto, n_layer: int, mlp: bool = True) -> dict[tuple[int, str], tuple[bytes, tuple[str, ...]]]:
+    """Per (layer, family) the serialized sub-graph and the stored hooks it reads, in input order.
+
+    Families: ``"attn"`` (scores and pattern from q, k, v, plus hook_embed for the shape and the mask
+    inputs) and ``"mlp"`` (hook_pre and hook_post from ln2; cut from the graph with intervention inputs,
+    when it has them, so a neuron ablation applies on demand too).
+    """
+    g = model.graph
+    src = {n.output[0]: n.input[0] for n in g.node if n.op_type == "Identity"}
+    out = {}
+    for layer in range(n_layer):
+        reads = ("attn.hook_q", "attn.hook_k", "attn.hook_v")
+        ins = [src[block_hook(layer, h)] for h in reads] + [src["hook_embed"]]
+        outs = [block_hook(layer, h) for h in ("attn.hook_attn_scores", "attn.hook_pattern")]
+        out[(layer, "attn")] = (_cut(g, ins, outs, f"attn_{layer}", model.opset_import),
+                                tuple(block_hook(layer, h) for h in reads) + ("hook_embed",))
+        if not mlp:
+            continue
+        ins = [src[block_hook(layer, "ln2.hook_normalized")]]
+        outs = [block_hook(layer, h) for h in ("mlp.hook_pre", "mlp.hook_post")]
+        out[(layer, "mlp")] = (_cut(g, ins, outs, f"mlp_{layer}", model.opset_import),
+                               (block_hook(layer, "ln2.hook_normalized"),))
+    return out
+
+
+def family(hook: str) -> str:
+    return "attn" if hook.startswith("attn.") else "mlp"
+
+
+class OnDemand:
+    """The hooks a long prefill's trace left out, computed when first read (a few kept).
+
+    Parameters
+    ----------
+    model : Model
+        The model that ran the prefill (its sub-graph sessions are shared by all traces).
+    layers : int
+        Number of blocks.
+    positions : int
+        Positions of the prefill (its keys are the same positions: no cache before it).
+    feeds : callable, optional
+        ``feeds(layer)`` -> extra inputs of the layer's MLP sub-graph (the interventions in force).
+    """
+
+    def __init__(self, model, layers: int, positions: int, feeds=None):
+        self.model = model
+        self.positions = positions
+        self.names = frozenset(block_hook(L, h) for L in range(layers) for h in ONDEMAND_HOOKS)
+        self._feeds = feeds
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def get(self, name: str, trace) -> np.ndarray:
+        """Hook ``name`` of ``trace`` (without the batch dimension), read-only."""
+        if name in self._cache:
+            self._cache.move_to_end(name)
+            return self._cache[name]
+        layer, hook = int(name.split(".")[1]), name.split(".", 2)[2]
+        fam = family(hook)
+        sess, reads = self.model.ondemand_session(layer, fam)
+        feed = {i.name: trace.hooks[r][None] for i, r in zip(sess.get_inputs(), reads)}
+        P, c = self.positions, self.model.config
+        extra = {"input_ids": np.zeros((1, P), np.int64), "attention_mask": np.ones((1, P), np.int64)}
+        empty = np.zeros((1, c.n_head, 0, c.d_head), np.float32)
+        for i in sess.get_inputs()[len(reads):]:
+            if i.name in extra:
+                feed[i.name] = extra[i.name]
+            elif i.name.startswith("past_key_values."):
+                feed[i.name] = empty
+        if fam == "mlp" and self._feeds is not None:
+            feed.update(self._feeds(layer))
+        outs = [o.name for o in sess.get_outputs()]
+        for o, arr in zip(outs, sess.run(outs, feed)):
+            a = arr[0]
+            a.flags.writeable = False
+            self._cache[o] = a
+            self._cache.move_to_end(o)
+        result = self._cache[name]
+        while len(self._cache) > CACHE_ENTRIES:
+            self._cache.popitem(last=False)
+        return result
+
+    def nbytes(self) -> int:
+        """Memory of the computed hooks kept."""
+        return sum(a.nbytes for a in self._cache.values())

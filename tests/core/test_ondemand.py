@@ -1,0 +1,132 @@
+"""On-demand hooks equal the full graph's, chunked prefills equal one-shot ones, cancel stops a run."""
+
+import numpy as np
+import pytest
+
+import gpt2viz.core.ondemand as ondemand
+import gpt2viz.core.runtime as runtime
+from gpt2viz.core.interventions import HeadAblation, NeuronAblation, Steer
+from gpt2viz.core.runtime import Cancelled, Model
+from gpt2viz.core.sampling import SamplingSettings
+from gpt2viz.core.stepper import Generator
+
+CONFIGS = ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24"]
+
+
+@pytest.fixture
+def short_threshold(monkeypatch):
+    """Tiny configs have short contexts: leave hooks on demand from 4 positions."""
+    monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 4)
+
+
+def _ids(model, n, seed=0):
+    return [int(t) for t in np.random.default_rng(seed).integers(0, 50257, n)]
+
+
+def _worst(a, b, names):
+    return max(float(np.abs(a[n] - b[n]).max()) for n in names)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_ondemand_hooks_equal_the_full_graph(exported, name, short_threshold):
+    model = Model(exported[name])
+    ids = _ids(model, model.config.n_positions - 3)
+    full, _ = model.run(ids, hooks=model.hook_names)
+    lazy, _ = model.run(ids)
+    od = [n for n in model.hook_names if n.endswith(ondemand.ONDEMAND_HOOKS)]
+    assert od and not set(od) & set(lazy.hooks)  # never run in the prefill...
+    assert all(n in lazy for n in od) and len(lazy) == len(full)  # ...yet present
+    for n in od:  # every layer, every head
+        assert lazy[n].shape == full[n].shape
+        assert float(np.abs(lazy[n] - full[n]).max()) <= 1e-6, n
+    assert _worst(lazy, full, [n for n in model.hook_names if n != "logits"]) <= 1e-6
+    np.testing.assert_array_equal(lazy.last_logits, full.last_logits)
+
+
+def test_ondemand_hooks_after_cached_steps(exported, short_threshold):
+    model = Model(exported["l3h4e32"])
+    gen = Generator(model)
+    gen.start(_ids(model, 20))
+    for _ in range(4):
+        gen.step(SamplingSettings(temperature=0))
+    hist = gen.history()
+    full, _ = model.run(list(hist.tokens), hooks=model.hook_names)
+    for L in range(model.config.n_layer):
+        for short in ("pattern", "attn_scores", "pre", "post"):
+            for pos in range(len(hist.tokens)):
+                got = hist.hook_at((short, L), pos)
+                want = np.take(full[short, L], pos, axis=1 if short in ("pattern", "attn_scores") else 0)
+                if short in ("pattern", "attn_scores"):
+                    want = want[:, : pos + 1]
+                # one-shot vs cached step: the same graph on other shapes, rounding only
+                assert float(np.abs(got - want).max()) <= 1e-5 * max(1.0, float(np.abs(want).max()))
+
+
+@pytest.mark.parametrize("ivs", [(NeuronAblation(1, 5, 2.5),), (HeadAblation(0, 1), NeuronAblation(2, 0, 0.0, (3, 4))),
+                                 (Steer(1, None, tuple(np.linspace(-1, 1, 32))),)])
+def test_ondemand_hooks_apply_interventions(exported, short_threshold, ivs):
+    model = Model(exported["l3h4e32"])
+    ids = _ids(model, 30, seed=1)
+    full, _ = model.run(ids, hooks=model.hook_names, interventions=ivs)
+    lazy, _ = model.run(ids, interventions=ivs)
+    assert not any(n.endswith("hook_pattern") for n in lazy.hooks)
+    assert _worst(lazy, full, [n for n in model.hook_names if n != "logits"]) <= 1e-6
+    plain, _ = model.run(ids)
+    assert _worst(lazy, plain, ["blocks.2.mlp.hook_post"]) > 1e-3  # the intervention did act
+
+
+def test_short_prompts_and_steps_keep_every_hook(exported, monkeypatch):
+    monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 20)
+    model = Model(exported["l3h4e32"])
+    trace, cache = model.run(_ids(model, 19))
+    assert trace.ondemand is None and "blocks.2.attn.hook_pattern" in trace.hooks
+    step, _ = model.run(_ids(model, 25), cache)  # after a cache: [H, P, K] of a step is small
+    assert step.ondemand is None and "blocks.2.mlp.hook_post" in step.hooks
+    long, _ = model.run(_ids(model, 20))
+    assert long.ondemand is not None and "blocks.2.attn.hook_pattern" not in long.hooks
+
+
+def test_ondemand_cache_is_bounded(exported, short_threshold):
+    model = Model(exported["l3h4e32"])
+    trace, _ = model.run(_ids(model, 30))
+    stored = sum(a.nbytes for a in trace.hooks.values()) + trace.last_logits.nbytes
+    for L in range(3):
+        trace["pattern", L], trace["attn_scores", L], trace["post", L]
+    assert len(trace.ondemand._cache) <= ondemand.CACHE_ENTRIES
+    assert trace["pattern", 0] is not None and trace.nbytes() > stored
+
+
+@pytest.mark.parametrize("name", ["l3h4e32", "l4h2e24"])
+def test_chunked_prefill_equals_one_shot(exported, name, short_threshold, monkeypatch):
+    monkeypatch.setattr(runtime, "CHUNK", 7)
+    model = Model(exported[name])
+    ids = _ids(model, model.config.n_positions - 2, seed=2)
+    one, c1 = model.run(ids)
+    seen = []
+    chunked, c2 = model.run(ids, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(min(s + 7, len(ids)), len(ids)) for s in range(0, len(ids), 7)]
+    for n in model.hook_names:
+        if n == "logits":
+            continue
+        scale = max(1.0, float(np.abs(one[n]).max()))
+        assert float(np.abs(one[n] - chunked[n]).max()) <= 1e-5 * scale, n
+    np.testing.assert_allclose(chunked.last_logits, one.last_logits, atol=1e-5 * np.abs(one.last_logits).max())
+    for (k1, v1), (k2, v2) in zip(c1.layers, c2.layers):
+        np.testing.assert_allclose(k2, k1, atol=1e-5 * max(1.0, np.abs(k1).max()))
+        np.testing.assert_allclose(v2, v1, atol=1e-5 * max(1.0, np.abs(v1).max()))
+
+
+def test_cancel_stops_between_chunks_and_keeps_the_generator(exported, short_threshold, monkeypatch):
+    monkeypatch.setattr(runtime, "CHUNK", 5)
+    model = Model(exported["l3h4e32"])
+    gen = Generator(model)
+    first = gen.start(_ids(model, 10))
+    calls = []
+
+    def cancel():
+        calls.append(1)
+        return len(calls) > 2  # after two chunks
+
+    with pytest.raises(Cancelled):
+        gen.start(_ids(model, 30, seed=3), progress=lambda d, t: None, cancel=cancel)
+    assert len(calls) == 3 and gen.current is first and gen.tokens == first.tokens
