@@ -91,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     sn.add_argument("--format", choices=["png", "svg"], default="png", help="with --all-layers (default png)")
     sn.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (default 1)")
     sn.add_argument("--force", action="store_true", help="replace existing files")
+    sn.add_argument("--dark", action="store_true", help="dark background (default: light, for paper)")
 
     from gpt2viz.commands import attribute
     attribute.add_parser(sub, _add_model)

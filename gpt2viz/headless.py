@@ -25,10 +25,13 @@ def run_snapshot(a) -> list[Path]:
 
     out = Path(a.out).expanduser()
     if a.all_layers:
-        if not out.is_dir():
-            raise WriteError(f"--all-layers writes into a folder; {out} is not an existing folder")
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise WriteError(f"cannot write into {out}: no permission")
+        if out.exists() and not out.is_dir():
+            raise WriteError(f"--all-layers writes into a folder; {out} is a file")
+        if not out.exists() and not out.parent.is_dir():
+            raise WriteError(f"--all-layers writes into a folder; neither {out} nor its parent {out.parent} exists")
+        where = out if out.is_dir() else out.parent  # a missing folder is created (its parent must exist)
+        if not os.access(where, os.W_OK | os.X_OK):
+            raise WriteError(f"cannot write into {where}: no permission")
     elif a.view == "data":
         if out.suffix.lower() != ".npz":
             raise WriteError(f"{out}: the data export is a .npz file (a .json is written beside it)")
@@ -97,8 +100,9 @@ def run_snapshot(a) -> list[Path]:
 
             return list(export_trace(state.history, state.model, state.sampling, out, a.force))
         if a.all_layers:
-            index = export_all_layers(win, a.view, out, "png" if a.format == "png" else "svg", a.scale, a.force)
+            index = export_all_layers(win, a.view, out, "png" if a.format == "png" else "svg", a.scale, a.force,
+                                      dark=a.dark)
             return [out / e["file"] for e in index["files"]] + [out / "index.json"]
-        return [export_view(win, a.view, out, a.scale, a.force)]
+        return [export_view(win, a.view, out, a.scale, a.force, dark=a.dark)]
     finally:
         win.close()
