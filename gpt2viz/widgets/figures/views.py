@@ -399,8 +399,8 @@ def head_figure(ctx: Ctx) -> Figure:
             draw_colorbar(p, QRectF(ax.rect.right() + 12, ax.rect.top(), cbw, side), scale, th, cbs)
 
     title = translate("Figures", "Block {L}, head {h}: {what}").format(
-        L=sm.layer, h=sm.head, what=translate("Figures", "attention pattern (after softmax)") if sm.which == "pattern"
-        else translate("Figures", "attention scores (before softmax)"))
+        L=sm.layer, h=sm.head, what=translate("Figures", "attention weights, after softmax") if sm.which == "pattern"
+        else translate("Figures", "attention scores, before softmax"))
     if ctx.compact:
         return Figure(translate("Figures", "block {L}, head {h}").format(L=sm.layer, h=sm.head), "", body, 0,
                       heatmap=True)
@@ -478,9 +478,9 @@ def lens_figure(ctx: Ctx) -> Figure:
     g = lens_grid(ctx.session)
     target = ctx.options.get("lens_target")
     t = lens_target(ctx.session, target, ctx.selection)
-    scale = Scale(translate("Figures", "probability of the top token"), 0.0, 1.0)
+    scale = Scale(translate("Figures", "probability"), 0.0, 1.0)
     n_rows, n_cols = g.tops.shape
-    cell_h = 22.0
+    cell_h = max(22.0, 160.0 / n_rows)
     grid_h = n_rows * cell_h + 110
 
     def body(p: QPainter, r: QRectF, th: Theme, cbs):
