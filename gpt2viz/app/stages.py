@@ -1,90 +1,117 @@
 """Words for the stages of a token's journey: cell labels, glyph texts and the explanation.
 
 All of it is formatted here from one :class:`~gpt2viz.core.viewmodels.pipeline.PipelineSummary`, so
-the cells and the explanation show the same numbers (and a later translation has one place to go).
+the cells and the explanation show the same numbers. Every sentence goes through
+``QCoreApplication.translate("Stages", ...)`` with named placeholders filled after translation, so a
+translator can move the numbers where their language wants them.
 """
 
 from __future__ import annotations
 
+from PySide6.QtCore import QCoreApplication
+
 from gpt2viz.core.session import Stage, StageKind
 from gpt2viz.core.viewmodels.pipeline import PipelineSummary
 
-_TITLES = {StageKind.TOKENS: "Tokens", StageKind.EMBED: "Embed + pos", StageKind.LN_FINAL: "Final LN",
-           StageKind.LM_HEAD: "LM head", StageKind.SOFTMAX: "Softmax", StageKind.CHOOSE: "Pick"}
+
+# lupdate finds calls spelled translate("Context", "text"): keep that spelling at every call.
+translate = QCoreApplication.translate
+
+
+def _titles() -> dict:
+    # Built at call time, not import time: the language can change while the app runs.
+    return {StageKind.TOKENS: translate("Stages", "Tokens"), StageKind.EMBED: translate("Stages", "Embed + pos"),
+            StageKind.LN_FINAL: translate("Stages", "Final LN"), StageKind.LM_HEAD: translate("Stages", "LM head"),
+            StageKind.SOFTMAX: translate("Stages", "Softmax"), StageKind.CHOOSE: translate("Stages", "Pick")}
 
 
 def stage_title(stage: Stage) -> str:
     """Short label for a pipeline cell."""
-    return f"Block {stage.layer}" if stage.is_block else _TITLES[stage.kind]
+    return translate("Stages", "Block {layer}").format(layer=stage.layer) if stage.is_block else _titles()[stage.kind]
 
 
 def cell_text(stage: Stage, s: PipelineSummary, show) -> str:
     """The text under a cell's glyph; ``show(token_id)`` gives a token's readable form."""
     k = stage.kind
     if k is StageKind.TOKENS:
-        return f"{show(s.token)}\npos {s.position}"
+        return translate("Stages", "{token}\npos {position}").format(token=show(s.token), position=s.position)
     if k is StageKind.EMBED:
-        return f"‖x‖ {s.sum_norm:.1f}\n{s.n_embd}-d"
+        return translate("Stages", "‖x‖ {norm:.1f}\n{n_embd}-d").format(norm=s.sum_norm, n_embd=s.n_embd)
     if k is StageKind.BLOCK:
         b = s.blocks[stage.layer]
-        return f"h{b.head} {b.weight:.0%}\n{show(b.lens_token)} {b.lens_prob:.0%}"
+        return translate("Stages", "h{head} {weight:.0%}\n{token} {prob:.0%}").format(
+            head=b.head, weight=b.weight, token=show(b.lens_token), prob=b.lens_prob)
     if k is StageKind.LN_FINAL:
-        return f"‖x‖ {s.ln_out_norm:.1f}"
+        return translate("Stages", "‖x‖ {norm:.1f}").format(norm=s.ln_out_norm)
     if k is StageKind.LM_HEAD:
-        return f"{s.vocab_size:,} logits\nmax {s.top_logits[0]:.1f}"
+        return translate("Stages", "{vocab:,} logits\nmax {logit:.1f}").format(vocab=s.vocab_size, logit=s.top_logits[0])
     if k is StageKind.SOFTMAX:
-        return f"{show(s.top_ids[0])}\n{s.top_probs[0]:.1%}"
+        return translate("Stages", "{token}\n{prob:.1%}").format(token=show(s.top_ids[0]), prob=s.top_probs[0])
     if s.choice is not None:
-        return f"{show(s.choice.chosen)}\n{s.choice.p_final:.1%}"
-    return f"next was\n{show(s.next_token)}" if s.next_token is not None else ""
+        return translate("Stages", "{token}\n{prob:.1%}").format(token=show(s.choice.chosen), prob=s.choice.p_final)
+    return translate("Stages", "next was\n{token}").format(token=show(s.next_token)) if s.next_token is not None else ""
 
 
 def explain(stage: Stage, s: PipelineSummary, show) -> str:
     """A few sentences on what ``stage`` does to the token at the summary's position, with its numbers."""
     def q(i):
-        return f"“{show(int(i))}”"
+        return translate("Stages", "“{token}”").format(token=show(int(i)))
 
     here = q(s.token)
     k = stage.kind
     if k is StageKind.TOKENS:
-        return (f"The text became {s.n_tokens} tokens (byte-pair pieces; a leading space belongs to the "
-                f"token). Position {s.position} is {here}, id {s.token}. The model reads at most "
-                f"{s.n_positions} tokens.")
+        return translate("Stages", "The text became {n_tokens} tokens (byte-pair pieces; a leading space belongs to the "
+                   "token). Position {position} is {token}, id {id}. The model reads at most "
+                   "{n_positions} tokens.").format(n_tokens=s.n_tokens, position=s.position, token=here, id=s.token,
+                                                   n_positions=s.n_positions)
     if k is StageKind.EMBED:
-        return (f"{here} is looked up in a table of {s.vocab_size:,} learned vectors of {s.n_embd} numbers "
-                f"(norm {s.embed_norm:.2f}); the vector for position {s.position} (norm {s.pos_norm:.2f}) "
-                f"is added. Their sum (norm {s.sum_norm:.2f}) starts the residual stream that every "
-                "block reads from and writes into.")
+        return translate("Stages", "{token} is looked up in a table of {vocab:,} learned vectors of {n_embd} numbers "
+                   "(norm {embed_norm:.2f}); the vector for position {position} (norm {pos_norm:.2f}) "
+                   "is added. Their sum (norm {sum_norm:.2f}) starts the residual stream that every "
+                   "block reads from and writes into.").format(
+            token=here, vocab=s.vocab_size, n_embd=s.n_embd, embed_norm=s.embed_norm, position=s.position,
+            pos_norm=s.pos_norm, sum_norm=s.sum_norm)
     if k is StageKind.BLOCK:
         b = s.blocks[stage.layer]
-        return (f"Block {b.layer}: {s.n_head} attention heads let {here} read earlier tokens; head {b.head} puts "
-                f"{b.weight:.0%} of its attention on {q(_token_at(s, b))} (position {b.key}). Attention adds a vector "
-                f"of norm {b.attn_norm:.2f}, then the MLP's {s.d_mlp:,} neurons add norm {b.mlp_norm:.2f}; the "
-                f"residual's norm is now {b.resid_norm:.2f}. Read out here, it would predict {q(b.lens_token)} "
-                f"({b.lens_prob:.0%}).")
+        return translate("Stages", "Block {layer}: {n_head} attention heads let {token} read earlier tokens; head {head} puts "
+                   "{weight:.0%} of its attention on {key_token} (position {key}). Attention adds a vector "
+                   "of norm {attn_norm:.2f}, then the MLP's {d_mlp:,} neurons add norm {mlp_norm:.2f}; the "
+                   "residual's norm is now {resid_norm:.2f}. Read out here, it would predict {lens_token} "
+                   "({lens_prob:.0%}).").format(
+            layer=b.layer, n_head=s.n_head, token=here, head=b.head, weight=b.weight, key_token=q(_token_at(s, b)),
+            key=b.key, attn_norm=b.attn_norm, d_mlp=s.d_mlp, mlp_norm=b.mlp_norm, resid_norm=b.resid_norm,
+            lens_token=q(b.lens_token), lens_prob=b.lens_prob)
     if k is StageKind.LN_FINAL:
-        return (f"The final LayerNorm recentres and rescales the residual (norm {s.ln_in_norm:.2f} → "
-                f"{s.ln_out_norm:.2f}) so the unembedding sees a vector of standard size.")
+        return translate("Stages", "The final LayerNorm recentres and rescales the residual (norm {norm_in:.2f} → "
+                   "{norm_out:.2f}) so the unembedding sees a vector of standard size.").format(
+            norm_in=s.ln_in_norm, norm_out=s.ln_out_norm)
+    sep = translate("Stages", ", ")
     if k is StageKind.LM_HEAD:
-        return (f"The LM head multiplies by the {s.vocab_size:,} token embeddings again (tied weights) "
-                "to score every possible next token: " + ", ".join(
-                    f"{q(i)} {v:.2f}" for i, v in zip(s.top_ids, s.top_logits)) + ". Only the last position's "
-                "scores choose the next token; it is the only one that has seen the whole text.")
+        scores = sep.join(translate("Stages", "{token} {value:.2f}").format(token=q(i), value=v)
+                          for i, v in zip(s.top_ids, s.top_logits))
+        return translate("Stages", "The LM head multiplies by the {vocab:,} token embeddings again (tied weights) "
+                   "to score every possible next token: {scores}. Only the last position's "
+                   "scores choose the next token; it is the only one that has seen the whole text.").format(
+            vocab=s.vocab_size, scores=scores)
     if k is StageKind.SOFTMAX:
-        return ("Softmax turns scores into probabilities that sum to 1: " + ", ".join(
-            f"{q(i)} {p:.1%}" for i, p in zip(s.top_ids, s.top_probs)) + f". Entropy {s.entropy:.2f} nats "
-            f"(0 = certain, {s.max_entropy:.1f} = uniform).")
+        probs = sep.join(translate("Stages", "{token} {prob:.1%}").format(token=q(i), prob=p) for i, p in zip(s.top_ids, s.top_probs))
+        return translate("Stages", "Softmax turns scores into probabilities that sum to 1: {probs}. Entropy {entropy:.2f} nats "
+                   "(0 = certain, {max_entropy:.1f} = uniform).").format(
+            probs=probs, entropy=s.entropy, max_entropy=s.max_entropy)
     c = s.choice
     if c is None:
-        nxt = f" After this position came {q(s.next_token)}." if s.next_token is not None else ""
-        return "Only the newest position chooses the next token; select it to see the choice." + nxt
+        nxt = translate("Stages", " After this position came {token}.").format(token=q(s.next_token)) \
+            if s.next_token is not None else ""
+        return translate("Stages", "Only the newest position chooses the next token; select it to see the choice.") + nxt
     st = c.sampling
-    rule = ("temperature 0: always the most likely token" if st.greedy else
-            f"temperature {st.temperature:g}, top-k {st.top_k or 'off'}, top-p {st.top_p:g}, seed {st.seed}")
-    return (f"Choosing the next token ({rule}): {c.n_kept:,} "
-            f"{'candidates remain' if c.n_kept != 1 else 'candidate remains'}; the step will append "
-            f"{q(c.chosen)} ({c.p_final:.1%} after the settings, {c.p_raw:.1%} as the model gave it). Then the "
-            "whole path runs again for that one token, reusing the cached keys and values.")
+    rule = (translate("Stages", "temperature 0: always the most likely token") if st.greedy else
+            translate("Stages", "temperature {temperature:g}, top-k {top_k}, top-p {top_p:g}, seed {seed}").format(
+                temperature=st.temperature, top_k=st.top_k or translate("Stages", "off"), top_p=st.top_p, seed=st.seed))
+    remain = (translate("Stages", "{n:,} candidates remain") if c.n_kept != 1 else translate("Stages", "{n:,} candidate remains")).format(n=c.n_kept)
+    return translate("Stages", "Choosing the next token ({rule}): {remain}; the step will append "
+               "{token} ({p_final:.1%} after the settings, {p_raw:.1%} as the model gave it). Then the "
+               "whole path runs again for that one token, reusing the cached keys and values.").format(
+        rule=rule, remain=remain, token=q(c.chosen), p_final=c.p_final, p_raw=c.p_raw)
 
 
 def _token_at(s: PipelineSummary, b) -> int:

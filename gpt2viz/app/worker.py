@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
 
 from gpt2viz.core.analysis import lens_at, lens_top
 from gpt2viz.core.runtime import Model
@@ -91,7 +91,7 @@ class InferenceWorker(QObject):
 
     def _gen(self, session: str) -> Generator:
         if session not in self.gens:
-            raise RuntimeError("no model is loaded")
+            raise RuntimeError(QCoreApplication.translate("Worker", "no model is loaded"))
         return self.gens[session]
 
     @Slot(int, str, str)
@@ -133,7 +133,7 @@ class InferenceWorker(QObject):
         def go():
             gen = self._gen(session)
             if not gen.frames:
-                raise RuntimeError("run a prompt first")
+                raise RuntimeError(QCoreApplication.translate("Worker", "run a prompt first"))
             frame = gen.step(settings, token)
             self._emit(req, session, frame.elapsed_ms, True, with_lens)
         self._guard(req, session, go)

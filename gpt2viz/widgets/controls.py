@@ -14,14 +14,14 @@ class StepControls(QWidget):
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.state = state
-        self.back_btn = QPushButton("◀ Back")
-        self.step_btn = QPushButton("Step ▶")
-        self.play_btn = QPushButton("Play")
-        self.reset_btn = QPushButton("Reset")
-        self.back_btn.setToolTip("Undo the last step (←): restores the stored state, no recomputation")
-        self.step_btn.setToolTip("Append one token using the KV cache (Space or →)")
-        self.play_btn.setToolTip("Step automatically at the pace on the right")
-        self.reset_btn.setToolTip("Back to the prompt")
+        self.back_btn = QPushButton(self.tr("◀ Back"))
+        self.step_btn = QPushButton(self.tr("Step ▶"))
+        self.play_btn = QPushButton(self.tr("Play"))
+        self.reset_btn = QPushButton(self.tr("Reset"))
+        self.back_btn.setToolTip(self.tr("Undo the last step (←): restores the stored state, no recomputation"))
+        self.step_btn.setToolTip(self.tr("Append one token using the KV cache (Space or →)"))
+        self.play_btn.setToolTip(self.tr("Step automatically at the pace on the right"))
+        self.reset_btn.setToolTip(self.tr("Back to the prompt"))
         self.pace = QSlider(Qt.Horizontal)
         self.pace.setRange(0, 1500)
         self.pace.setValue(400)
@@ -37,11 +37,11 @@ class StepControls(QWidget):
         for w in (self.back_btn, self.step_btn, self.play_btn, self.reset_btn):
             lay.addWidget(w)
         lay.addSpacing(12)
-        lay.addWidget(QLabel("Pace"))
+        lay.addWidget(QLabel(self.tr("Pace")))
         lay.addWidget(self.pace)
         lay.addWidget(self.pace_lbl)
         lay.addStretch(1)
-        state.sigPlaying.connect(lambda on: self.play_btn.setText("Pause" if on else "Play"))
+        state.sigPlaying.connect(lambda on: self.play_btn.setText(self.tr("Pause") if on else self.tr("Play")))
         state.sigHistory.connect(lambda _name: self._enable())
         self._pace(self.pace.value())
         self._enable()
@@ -51,7 +51,7 @@ class StepControls(QWidget):
 
     def _pace(self, ms: int) -> None:
         self.state.set_pace(ms)
-        self.pace_lbl.setText(f"{ms} ms")
+        self.pace_lbl.setText(self.tr("{ms} ms").format(ms=ms))
 
     def _enable(self) -> None:
         h = self.state.history

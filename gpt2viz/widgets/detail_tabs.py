@@ -29,11 +29,17 @@ class DetailTabs(QTabWidget):
                       "Logit lens": LensView(state, session), "Residual": ResidualView(state, session),
                       "Path": PathView(state, session)}
         for name, view in self.views.items():
-            self.addTab(view, name)
+            self.addTab(view, self.tab_label(name))
         self.views["Path"].sigOpenTab.connect(lambda name: self.setCurrentWidget(self.views[name]))
         self._stage = None
         state.sigSelection.connect(lambda name: name == self.name and self._follow_stage())
         self._follow_stage()
+
+    def tab_label(self, name: str) -> str:
+        """The shown title of the tab called ``name`` (the English names stay the views' keys)."""
+        return {"Tokens": self.tr("Tokens"), "Embeddings": self.tr("Embeddings"), "Attention": self.tr("Attention"),
+                "MLP": self.tr("MLP"), "Logit lens": self.tr("Logit lens"), "Residual": self.tr("Residual"),
+                "Path": self.tr("Path")}[name]
 
     def _follow_stage(self) -> None:
         stage = self.session.selection.stage

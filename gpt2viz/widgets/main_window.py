@@ -19,6 +19,7 @@ from gpt2viz.widgets.controls import StepControls
 from gpt2viz.widgets.detail_tabs import DetailTabs
 from gpt2viz.widgets.pipeline import PipelineView
 from gpt2viz.widgets.prob_chart import ProbabilityChart
+from gpt2viz.widgets.snapshot import view_title
 from gpt2viz.widgets.token_strip import TokenStrip
 
 DEFAULT_PROMPT = "The capital of France is"
@@ -30,21 +31,21 @@ class MainWindow(QMainWindow):
     def __init__(self, state: AppState):
         super().__init__()
         self.state = state
-        self.setWindowTitle("gpt2viz — the life of a token in GPT-2")
+        self.setWindowTitle(self.tr("gpt2viz — the life of a token in GPT-2"))
         self.model_box = QComboBox()
         self.model_box.setMinimumWidth(220)
         self.model_box.activated.connect(self._on_model_picked)
         self.prompt = QLineEdit(state.settings.text("prompt/last", DEFAULT_PROMPT))
-        self.prompt.setPlaceholderText("Type a prompt, then Run (Ctrl+Enter)")
+        self.prompt.setPlaceholderText(self.tr("Type a prompt, then Run (Ctrl+Enter)"))
         self.prompt.returnPressed.connect(self.run_prompt)
-        self.run_btn = QPushButton("Run")
+        self.run_btn = QPushButton(self.tr("Run"))
         self.run_btn.setDefault(True)
         self.run_btn.clicked.connect(self.run_prompt)
         top = QHBoxLayout()
-        top.addWidget(QLabel("Model"))
+        top.addWidget(QLabel(self.tr("Model")))
         top.addWidget(self.model_box)
         top.addSpacing(10)
-        top.addWidget(QLabel("Prompt"))
+        top.addWidget(QLabel(self.tr("Prompt")))
         top.addWidget(self.prompt, 1)
         top.addWidget(self.run_btn)
 
@@ -62,9 +63,9 @@ class MainWindow(QMainWindow):
         central = QWidget()
         lay = QVBoxLayout(central)
         lay.addLayout(top)
-        lay.addWidget(_caption("Tokens — click one to follow that position; generated tokens are green"))
+        lay.addWidget(_caption(self.tr("Tokens — click one to follow that position; generated tokens are green")))
         lay.addWidget(self.tokens)
-        lay.addWidget(_caption("Pipeline — the path the selected token travels; click a stage"))
+        lay.addWidget(_caption(self.tr("Pipeline — the path the selected token travels; click a stage")))
         lay.addWidget(self.pipeline)
         lay.addWidget(self.splitter, 1)
         lay.addWidget(self.controls)
@@ -86,27 +87,27 @@ class MainWindow(QMainWindow):
 
     # ---- layout and persistence ----------------------------------------------------------------
     def _build_menu(self) -> None:
-        m = self.menuBar().addMenu("&Model")
-        a = QAction("&Open model folder…", self)
+        m = self.menuBar().addMenu(self.tr("&Model"))
+        a = QAction(self.tr("&Open model folder…"), self)
         a.triggered.connect(self.open_folder)
         m.addAction(a)
-        a = QAction("&Get GPT-2…", self)
+        a = QAction(self.tr("&Get GPT-2…"), self)
         a.triggered.connect(self.get_gpt2)
         m.addAction(a)
         m.addSeparator()
-        a = QAction("&Quit", self)
+        a = QAction(self.tr("&Quit"), self)
         a.setShortcut(QKeySequence.Quit)
         a.triggered.connect(self.close)
         m.addAction(a)
-        e = self.menuBar().addMenu("&Export")
-        a = QAction("Export &view as PNG or SVG…", self)
+        e = self.menuBar().addMenu(self.tr("&Export"))
+        a = QAction(self.tr("Export &view as PNG or SVG…"), self)
         a.setShortcut(QKeySequence("Ctrl+E"))
         a.triggered.connect(self.export_view)
         e.addAction(a)
-        a = QAction("Export &all layers…", self)
+        a = QAction(self.tr("Export &all layers…"), self)
         a.triggered.connect(self.export_all_layers)
         e.addAction(a)
-        a = QAction("Export &data (every hook, .npz + .json)…", self)
+        a = QAction(self.tr("Export &data (every hook, .npz + .json)…"), self)
         a.triggered.connect(self.export_data)
         e.addAction(a)
         e.addSeparator()
@@ -123,10 +124,11 @@ class MainWindow(QMainWindow):
 
         menu = QMenu(self)
         chosen = view or self.focused_view()
-        menu.addAction(f"Export {chosen} as PNG or SVG…", lambda: self.export_view(chosen))
+        menu.addAction(self.tr("Export {view} as PNG or SVG…").format(view=view_title(chosen)),
+                       lambda: self.export_view(chosen))
         if chosen in ("attention", "mlp"):
-            menu.addAction("Export all layers…", self.export_all_layers)
-        menu.addAction("Export data (.npz)…", self.export_data)
+            menu.addAction(self.tr("Export all layers…"), self.export_all_layers)
+        menu.addAction(self.tr("Export data (.npz)…"), self.export_data)
         menu.popup(widget.mapToGlobal(pos))
 
     def _bind_keys(self) -> None:
@@ -163,12 +165,12 @@ class MainWindow(QMainWindow):
     # ---- actions --------------------------------------------------------------------------------
     def run_prompt(self) -> None:
         if self.state.model is None:
-            self.show_error("No model is loaded: open a model folder from the Model menu.")
+            self.show_error(self.tr("No model is loaded: open a model folder from the Model menu."))
             return
         self.state.run_prompt(self.prompt.text())
 
     def open_folder(self) -> None:
-        d = QFileDialog.getExistingDirectory(self, "Open a gpt2viz model folder", str(user_models_dir()))
+        d = QFileDialog.getExistingDirectory(self, self.tr("Open a gpt2viz model folder"), str(user_models_dir()))
         if d:
             self.state.load_model(d)
 
@@ -193,7 +195,7 @@ class MainWindow(QMainWindow):
 
     def _ready(self) -> bool:
         if self.state.history is None:
-            self.show_error("Run a prompt first: there is nothing to export yet.")
+            self.show_error(self.tr("Run a prompt first: there is nothing to export yet."))
             return False
         return True
 
@@ -207,7 +209,8 @@ class MainWindow(QMainWindow):
         view = view or self.focused_view()
         start = str(Path(self.state.settings.text("export/folder", str(Path.home()))) /
                     default_name(facts(self.state, view), "png"))
-        path, _ = QFileDialog.getSaveFileName(self, f"Export {view}", start, "PNG image (*.png);;SVG drawing (*.svg)")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export {view}").format(view=view_title(view)), start,
+                                              self.tr("PNG image (*.png);;SVG drawing (*.svg)"))
         if not path:
             return
         try:
@@ -216,7 +219,7 @@ class MainWindow(QMainWindow):
             self.show_error(str(e))
             return
         self.state.settings.set("export/folder", str(Path(path).parent))
-        self.statusBar().showMessage(f"saved {out}", 8000)
+        self.statusBar().showMessage(self.tr("saved {path}").format(path=out), 8000)
 
     def export_all_layers(self) -> None:
         """One image per layer of the attention or MLP view, a contact sheet and index.json, with progress."""
@@ -227,20 +230,24 @@ class MainWindow(QMainWindow):
             return
         view = self.focused_view()
         view = view if view in ("attention", "mlp") else "attention"
-        folder = QFileDialog.getExistingDirectory(self, f"Export every layer of {view} into…",
+        folder = QFileDialog.getExistingDirectory(self,
+                                                  self.tr("Export every layer of {view} into…").format(
+                                                      view=view_title(view)),
                                                   self.state.settings.text("export/folder", str(Path.home())))
         if not folder:
             return
         existing = [p for p in Path(folder).glob("*.png")] + [p for p in Path(folder).glob("index.json")]
         force = False
         if existing:
-            ans = QMessageBox.question(self, "Replace files?", f"{folder} already holds {len(existing)} exported "
-                                       "files; replace those with the same names?")
+            ans = QMessageBox.question(self, self.tr("Replace files?"), self.tr(
+                "{folder} already holds {n} exported files; replace those with the same names?").format(
+                folder=folder, n=len(existing)))
             if ans != QMessageBox.Yes:
                 return
             force = True
         n = self.state.model.config.n_layer
-        dlg = QProgressDialog(f"Exporting {n} layers of {view}…", "Cancel", 0, n, self)
+        dlg = QProgressDialog(self.tr("Exporting {n} layers of {view}…").format(n=n, view=view_title(view)),
+                              self.tr("Cancel"), 0, n, self)
         dlg.setMinimumDuration(0)
 
         def progress(done: int, total: int) -> bool:
@@ -256,8 +263,8 @@ class MainWindow(QMainWindow):
         finally:
             dlg.reset()
         self.state.settings.set("export/folder", folder)
-        self.statusBar().showMessage(f"saved {len(index['files'])} images, a contact sheet and index.json in {folder}",
-                                     10000)
+        self.statusBar().showMessage(self.tr("saved {n} images, a contact sheet and index.json in {folder}").format(
+            n=len(index['files']), folder=folder), 10000)
 
     def export_data(self) -> None:
         """Every hook of the current text as .npz, with tokens, settings and the model's hash in .json."""
@@ -269,7 +276,7 @@ class MainWindow(QMainWindow):
             return
         start = str(Path(self.state.settings.text("export/folder", str(Path.home()))) /
                     default_name(facts(self.state, "data"), "npz"))
-        path, _ = QFileDialog.getSaveFileName(self, "Export data", start, "NumPy archive (*.npz)")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export data"), start, self.tr("NumPy archive (*.npz)"))
         if not path:
             return
         try:
@@ -278,7 +285,7 @@ class MainWindow(QMainWindow):
         except (WriteError, OSError) as e:
             self.show_error(str(e))
             return
-        self.statusBar().showMessage(f"saved {npz} and {js.name}", 8000)
+        self.statusBar().showMessage(self.tr("saved {npz} and {json}").format(npz=npz, json=js.name), 8000)
 
     def _on_model_picked(self, i: int) -> None:
         folder = self.model_box.itemData(i)
@@ -301,19 +308,20 @@ class MainWindow(QMainWindow):
             self.controls.step_btn.setFocus()
 
     def _on_busy(self, busy: bool) -> None:
-        self.run_btn.setText("Running…" if busy else "Run")
+        self.run_btn.setText(self.tr("Running…") if busy else self.tr("Run"))
         self._update_status()
 
     def _update_status(self) -> None:
         st = self.state
         if st.model is None:
-            self.status.setText("no model")
+            self.status.setText(self.tr("no model"))
             return
         c = st.model.config
         used = len(st.history.tokens) if st.history else 0
-        self.status.setText(f"{st.model.name} · {st.model.n_params / 1e6:.1f}M params · {c.n_layer} layers × "
-                            f"{c.n_head} heads · context {used}/{c.n_positions} · KV cache {st.kv_cache_mb():.2f} MB · "
-                            f"last step {st.last_ms:.1f} ms" + (" · running…" if st.busy else ""))
+        self.status.setText(self.tr("{name} · {params:.1f}M params · {n_layer} layers × {n_head} heads · context "
+                                    "{used}/{n_positions} · KV cache {kv:.2f} MB · last step {ms:.1f} ms").format(
+            name=st.model.name, params=st.model.n_params / 1e6, n_layer=c.n_layer, n_head=c.n_head, used=used,
+            n_positions=c.n_positions, kv=st.kv_cache_mb(), ms=st.last_ms) + (self.tr(" · running…") if st.busy else ""))
 
     def show_error(self, message: str) -> None:
         """Tell the user what went wrong without blocking the window; the session goes on."""
@@ -329,8 +337,9 @@ class MainWindow(QMainWindow):
         proc = QProcess(self)
         proc.setProgram(sys.executable)
         proc.setArguments(["-m", "gpt2viz", "export", "gpt2", "--out", str(out)])
-        dlg = QProgressDialog("Exporting GPT-2 (124M): download, ONNX export, validation…", "Cancel", 0, 0, self)
-        dlg.setWindowTitle("Get GPT-2")
+        dlg = QProgressDialog(self.tr("Exporting GPT-2 (124M): download, ONNX export, validation…"),
+                              self.tr("Cancel"), 0, 0, self)
+        dlg.setWindowTitle(self.tr("Get GPT-2"))
         dlg.setMinimumWidth(520)
         log: list[str] = []
 
@@ -347,11 +356,11 @@ class MainWindow(QMainWindow):
                 self._fill_models()
                 self.state.load_model(str(out))
             elif not dlg.wasCanceled():
-                last = log[-1] if log else "the export failed"
-                self.show_error(f"Could not get GPT-2: {last}\n\nWithout network: download 'openai-community/gpt2' "
-                                "(config.json, model.safetensors, tokenizer.json) on another machine, then run "
-                                f"`gpt2viz export <that folder> --out {out}`. The export needs "
-                                "`pip install 'gpt2viz[export]'`.")
+                last = log[-1] if log else self.tr("the export failed")
+                self.show_error(self.tr("Could not get GPT-2: {error}\n\nWithout network: download "
+                                        "'openai-community/gpt2' (config.json, model.safetensors, tokenizer.json) on "
+                                        "another machine, then run `gpt2viz export <that folder> --out {out}`. The "
+                                        "export needs `pip install 'gpt2viz[export]'`.").format(error=last, out=out))
 
         proc.readyReadStandardError.connect(on_output)
         proc.finished.connect(on_done)

@@ -125,8 +125,8 @@ class PipelineView(QWidget):
         scroll.setWidget(self.cells)
         scroll.setFixedHeight(CELL_H + 36)
         scroll.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.prev_btn = QPushButton("◀ Previous stage")
-        self.next_btn = QPushButton("Next stage ▶")
+        self.prev_btn = QPushButton(self.tr("◀ Previous stage"))
+        self.next_btn = QPushButton(self.tr("Next stage ▶"))
         self.prev_btn.clicked.connect(lambda: state.move_stage(-1, session))
         self.next_btn.clicked.connect(lambda: state.move_stage(+1, session))
         self.explanation = QLabel()
@@ -162,8 +162,8 @@ class PipelineView(QWidget):
         self.prev_btn.setEnabled(i > 0)
         self.next_btn.setEnabled(0 <= i < len(ids) - 1)
         if summary is None:
-            self.explanation.setText("The pipeline shows every stage a token passes through. Run a prompt, "
-                                     "then click a stage or walk through them with Previous / Next.")
+            self.explanation.setText(self.tr("The pipeline shows every stage a token passes through. Run a prompt, "
+                                             "then click a stage or walk through them with Previous / Next."))
             return
         self.explanation.setText(f"<b>{stage_title(stage)}.</b> " + html.escape(
             explain(stage, summary, s.model.tokenizer.token_display)))

@@ -34,7 +34,7 @@ class ProbabilityChart(QWidget):
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(False, False)
         self.plot.hideButtons()
-        self.plot.getAxis("bottom").setLabel("probability")
+        self.plot.getAxis("bottom").setLabel(self.tr("probability"))
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.getAxis("left").setWidth(120)
         for ax in ("left", "bottom"):
@@ -54,12 +54,12 @@ class ProbabilityChart(QWidget):
             self.labels.append(t)
         self.plot.scene().sigMouseClicked.connect(self._on_click)
 
-        self.title = QLabel("Next token")
+        self.title = QLabel(self.tr("Next token"))
         f = self.title.font()
         f.setBold(True)
         self.title.setFont(f)
-        self.legend = QLabel("ghost bar = model's own probability · solid = after settings · "
-                             "struck out = cut by top-k/top-p · ★ = what Step picks · click a bar to force it")
+        self.legend = QLabel(self.tr("ghost bar = model's own probability · solid = after settings · "
+                                     "struck out = cut by top-k/top-p · ★ = what Step picks · click a bar to force it"))
         self.legend.setWordWrap(True)
         self.legend.setStyleSheet("color: palette(mid); font-size: 9pt")
 
@@ -75,14 +75,14 @@ class ProbabilityChart(QWidget):
         self.seed = QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
         form = QFormLayout()
-        for name, slider, lbl in (("Temperature", self.temp, self.temp_lbl), ("Top-k", self.topk, self.topk_lbl),
-                                  ("Top-p", self.topp, self.topp_lbl)):
+        for name, slider, lbl in ((self.tr("Temperature"), self.temp, self.temp_lbl),
+                                  (self.tr("Top-k"), self.topk, self.topk_lbl), (self.tr("Top-p"), self.topp, self.topp_lbl)):
             row = QHBoxLayout()
             row.addWidget(slider, 1)
             lbl.setMinimumWidth(70)
             row.addWidget(lbl)
             form.addRow(name, row)
-        form.addRow("Seed", self.seed)
+        form.addRow(self.tr("Seed"), self.seed)
         self.temp.valueChanged.connect(lambda v: self._set(temperature=v / 100))
         self.topk.valueChanged.connect(lambda v: self._set(top_k=v))
         self.topp.valueChanged.connect(lambda v: self._set(top_p=v / 100))
@@ -118,9 +118,9 @@ class ProbabilityChart(QWidget):
             w.blockSignals(True)
             w.setValue(v)
             w.blockSignals(False)
-        self.temp_lbl.setText("0 (greedy)" if s.greedy else f"{s.temperature:.2f}")
-        self.topk_lbl.setText("off" if s.top_k == 0 else str(s.top_k))
-        self.topp_lbl.setText("off (1.0)" if s.top_p >= 1 else f"{s.top_p:.2f}")
+        self.temp_lbl.setText(self.tr("0 (greedy)") if s.greedy else f"{s.temperature:.2f}")
+        self.topk_lbl.setText(self.tr("off") if s.top_k == 0 else str(s.top_k))
+        self.topp_lbl.setText(self.tr("off (1.0)") if s.top_p >= 1 else f"{s.top_p:.2f}")
         self.seed.setEnabled(not s.greedy)
 
     def redraw(self) -> None:
@@ -131,7 +131,7 @@ class ProbabilityChart(QWidget):
             self.ghost.setOpts(x0=[], y=[], width=[])
             self.bars.setOpts(x0=[], y=[], width=[], brushes=[])
             self.plot.getAxis("left").setTicks([[]])
-            self.title.setText("Next token")
+            self.title.setText(self.tr("Next token"))
             return
         tok = self.session.model.tokenizer
         rows = sm.rows
@@ -146,7 +146,8 @@ class ProbabilityChart(QWidget):
             token = tok.token_display(r.id)
             label = token if r.kept else "".join(ch + "\u0336" for ch in token)
             ticks.append((y, ("★ " if r.chosen else "") + label))
-            txt = f"{r.final:.1%}" + (f"  (model {r.raw:.1%})" if abs(r.final - r.raw) > 5e-4 else "")
+            txt = f"{r.final:.1%}" + (self.tr("  (model {raw:.1%})").format(raw=r.raw) if abs(r.final - r.raw) > 5e-4
+                                      else "")
             item.setText(txt)
             item.setPos(max(r.final, r.raw), y)
             item.setVisible(True)
@@ -160,8 +161,9 @@ class ProbabilityChart(QWidget):
         step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if min(xmax, 1.0) / s <= 6)
         ticks = [(v, f"{v:.0%}") for v in np.arange(0, min(xmax, 1.0) + 1e-9, step)]
         self.plot.getAxis("bottom").setTicks([ticks])
-        self.title.setText(f"Next token after position {sm.position} · {sm.n_kept:,} of {sm.vocab_size:,} "
-                           f"tokens kept · entropy {sm.entropy:.2f} nats")
+        self.title.setText(self.tr("Next token after position {position} · {kept:,} of {vocab:,} tokens kept · "
+                                   "entropy {entropy:.2f} nats").format(position=sm.position, kept=sm.n_kept,
+                                                                         vocab=sm.vocab_size, entropy=sm.entropy))
 
     def _on_click(self, ev) -> None:
         if self.summary is None:

@@ -59,11 +59,29 @@ def facts(state, view: str) -> dict[str, str]:
     return out
 
 
+# lupdate finds calls spelled translate("Context", "text"): keep that spelling at every call.
+translate = QCoreApplication.translate
+
+
+def view_title(view: str) -> str:
+    """The name of ``view`` as shown to the user (the English text is the command-line name itself)."""
+    titles = {"pipeline": translate("Snapshot", "pipeline"), "chart": translate("Snapshot", "chart"),
+              "tokens": translate("Snapshot", "tokens"), "embeddings": translate("Snapshot", "embeddings"),
+              "attention": translate("Snapshot", "attention"), "head": translate("Snapshot", "head"),
+              "mlp": translate("Snapshot", "mlp"), "lens": translate("Snapshot", "lens"),
+              "residual": translate("Snapshot", "residual"), "path": translate("Snapshot", "path"),
+              "attribution": translate("Snapshot", "attribution"), "data": translate("Snapshot", "data")}
+    return titles.get(view, view)
+
+
 def caption(f: dict[str, str]) -> str:
-    """One line for under the picture."""
+    """One line for under the picture, in the current language (the facts themselves stay English keys)."""
     prompt = f["Prompt"] if len(f["Prompt"]) <= 60 else f["Prompt"][:57] + "…"
-    parts = [f"gpt2viz · {f['Model']}", f"“{prompt}”", f"step {f['Step']}", f["View"]]
-    parts += [f"{k.lower()} {f[k]}" for k in ("Layer", "Head", "Position") if k in f]
+    parts = [f"gpt2viz · {f['Model']}", translate("Snapshot", "“{prompt}”").format(prompt=prompt),
+             translate("Snapshot", "step {step}").format(step=f["Step"]), view_title(f["View"])]
+    words = {"Layer": translate("Snapshot", "layer {value}"), "Head": translate("Snapshot", "head {value}"),
+             "Position": translate("Snapshot", "position {value}")}
+    parts += [words[k].format(value=f[k]) for k in ("Layer", "Head", "Position") if k in f]
     return " · ".join(parts)
 
 
@@ -140,7 +158,7 @@ def full_caption(f: dict[str, str]) -> str:
     """The caption line plus the interventions, if any."""
     text = caption(f)
     if f.get("Interventions"):
-        text += " · " + QCoreApplication.translate("Snapshot", "interventions: {list}").format(list=f["Interventions"])
+        text += " · " + translate("Snapshot", "interventions: {list}").format(list=f["Interventions"])
     return text
 
 
@@ -205,8 +223,8 @@ def export_all_layers(window, view: str, folder: Path, ext: str = "png", scale: 
         f = {k: v for k, v in facts(state, view).items() if k not in ("Layer", "Head")}
         sheet_facts = {**f, "View": f"{view}-all-layers"}
         name = default_name(sheet_facts, ext)
-        title = QCoreApplication.translate("Snapshot", "{view}: every layer of {model}").format(
-            view=view, model=state.model.name)
+        title = translate("Snapshot", "{view}: every layer of {model}").format(
+            view=view_title(view), model=state.model.name)
         fig = contact_sheet(view, Ctx(session, session.selection, caption=full_caption(f), facts=sheet_facts,
                                       options=options), n, title, shared)
         atomic_write(folder / name, _encode(fig, "." + ext, scale, theme), force)

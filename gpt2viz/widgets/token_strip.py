@@ -78,8 +78,9 @@ class TokenStrip(QScrollArea):
         b.setText(info.display.replace("&", "&&"))
         b.setCheckable(True)
         b.setProperty("generated", generated)
-        kind = "generated" if generated else "prompt"
-        b.setToolTip(f"position {pos} · id {info.id} · bytes {info.bytes.hex(' ')} · {kind}")
+        kind = self.tr("generated") if generated else self.tr("prompt")
+        b.setToolTip(self.tr("position {pos} · id {id} · bytes {bytes} · {kind}").format(
+            pos=pos, id=info.id, bytes=info.bytes.hex(' '), kind=kind))
         b.clicked.connect(lambda _=False, p=pos: self.state.select_position(p, self.name))
         return b
 
@@ -93,14 +94,14 @@ class TokenStrip(QScrollArea):
         self._tokens = h.tokens if h is not None else ()
         self._prompt_len = h.prompt_len if h is not None else -1
         if h is None or self.session.model is None:
-            self._row.addWidget(QLabel("Type a prompt and press Run (Ctrl+Enter)."))
+            self._row.addWidget(QLabel(self.tr("Type a prompt and press Run (Ctrl+Enter).")))
             self._row.addStretch(1)
             return
         tok = self.session.model.tokenizer
         infos = tok.describe(list(h.tokens))
         self._offset = max(0, len(infos) - self.MAX_CHIPS)
         if self._offset:
-            self._row.addWidget(QLabel(f"… {self._offset} earlier"))
+            self._row.addWidget(QLabel(self.tr("… {n} earlier").format(n=self._offset)))
         for pos, info in enumerate(infos[self._offset:], start=self._offset):
             b = self._chip(pos, info, pos >= h.prompt_len)
             self._row.addWidget(b)

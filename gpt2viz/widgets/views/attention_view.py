@@ -22,9 +22,9 @@ class AttentionView(LazyView):
         self.bind(state, session)
         self.layer = layer_box(state, session)
         self.mode = QComboBox()
-        self.mode.addItems(["pattern (after softmax)", "scores (before softmax)"])
+        self.mode.addItems([self.tr("pattern (after softmax)"), self.tr("scores (before softmax)")])
         self.mode.currentIndexChanged.connect(self.refresh)
-        self.readout = QLabel("hover a cell for its exact value")
+        self.readout = QLabel(self.tr("hover a cell for its exact value"))
         top = QHBoxLayout()
         top.addWidget(self.layer)
         top.addWidget(self.mode)
@@ -39,7 +39,7 @@ class AttentionView(LazyView):
         self.big_img.sigHover.connect(self._hover)
         self.big_img.sigClicked.connect(lambda r, _c: state.select_position(self._first + r, session))
         self.bars = themed_plot(self)
-        self.bars.setLabel("left", "weight")
+        self.bars.setLabel("left", self.tr("weight"))
         self.bars.getAxis("left").enableAutoSIPrefix(False)
         self.bar_item = pg.BarGraphItem(x=[], height=[], width=0.8, brush=(70, 130, 200))
         self.bars.addItem(self.bar_item)
@@ -74,7 +74,7 @@ class AttentionView(LazyView):
         cols = math.ceil(math.sqrt(n_head))
         for hd in range(n_head):
             r, c = divmod(hd, cols)
-            self.head_labels.append(self.grid.addLabel(f"head {hd}", row=2 * r, col=c,
+            self.head_labels.append(self.grid.addLabel(self.tr("head {head}").format(head=hd), row=2 * r, col=c,
                                                        color=self.palette().color(QPalette.Text)))
             vb = self.grid.addViewBox(row=2 * r + 1, col=c, lockAspect=True, invertY=True)
             img = HoverImage()
@@ -86,7 +86,7 @@ class AttentionView(LazyView):
         s = self.session
         self.summary = sm = attention_summary(s, self.which)
         if sm is None:
-            self.caption.setText("Run a prompt to see attention.")
+            self.caption.setText(self.tr("Run a prompt to see attention."))
             return
         tok = s.model.tokenizer
         sync_layer_box(self.layer, s.n_layer, sm.layer)
@@ -96,8 +96,10 @@ class AttentionView(LazyView):
         self._first = sm.first
         for hd, (m, img) in enumerate(zip(sm.matrices, self.cells)):
             img.setImage(to_rgba(m, *sm.levels[hd]))
-            img.setToolTip(f"head {hd} · entropy at position {pos}: {sm.entropies[hd]:.2f} nats · click to enlarge")
-            self.head_labels[hd].setText(("▶ " if hd == head else "") + f"head {hd} · {sm.entropies[hd]:.2f} nats")
+            img.setToolTip(self.tr("head {head} · entropy at position {pos}: {entropy:.2f} nats · click to enlarge").format(
+                head=hd, pos=pos, entropy=sm.entropies[hd]))
+            self.head_labels[hd].setText(("▶ " if hd == head else "") + self.tr("head {head} · {entropy:.2f} nats").format(
+                head=hd, entropy=sm.entropies[hd]))
         self._big = sm.matrices[head]
         self.big_img.setImage(to_rgba(self._big, *sm.levels[head]))
         self.big_img.setRect(-0.5, -0.5, self._big.shape[1], self._big.shape[0])  # cells centred on ticks
@@ -109,19 +111,24 @@ class AttentionView(LazyView):
                 self.big.getAxis(ax).setTicks([labels[::step]])
             klabels = [(i, tok.token_display(t)) for i, t in enumerate(s.history.tokens[: pos + 1])]
             self.bars.getAxis("bottom").setTicks([klabels[:: max(1, len(klabels) // 24)]])
-        self.big.setTitle(f"layer {L}, head {head}: {self.which.replace('attn_', '')} (rows read, columns are read)")
+        what = self.tr("pattern") if self.which == "pattern" else self.tr("scores")
+        self.big.setTitle(self.tr("layer {layer}, head {head}: {what} (rows read, columns are read)").format(
+            layer=L, head=head, what=what))
         # the selected query's weights over its keys
         self.bar_item.setOpts(x=np.arange(sm.bars.size), height=sm.bars)
         if self.which == "pattern":
             self.bars.setYRange(0, 1.02, padding=0)
         else:
             self.bars.enableAutoRange(axis="y")
-        self.bars.setTitle(f"what {tok.token_display(s.history.tokens[pos])} (position {pos}) reads, head {head}")
-        clip = f" Showing the newest {MAX_SIDE} of {sm.n_tokens} positions." if self._first else ""
+        self.bars.setTitle(self.tr("what {token} (position {pos}) reads, head {head}").format(
+            token=tok.token_display(s.history.tokens[pos]), pos=pos, head=head))
+        clip = self.tr(" Showing the newest {n} of {total} positions.").format(n=MAX_SIDE, total=sm.n_tokens) \
+            if self._first else ""
         ent = ", ".join(f"h{i} {e:.2f}" for i, e in enumerate(sm.entropies))
-        self.caption.setText(f"Layer {L}: each small map is one head's attention, query (row) × key (column); grey "
-                             f"cells are the future, masked. Click a head to enlarge it. Entropy at position {pos} "
-                             f"(nats; 0 = one token gets everything): {ent}.{clip}")
+        self.caption.setText(self.tr("Layer {layer}: each small map is one head's attention, query (row) × key (column); "
+                                     "grey cells are the future, masked. Click a head to enlarge it. Entropy at "
+                                     "position {pos} (nats; 0 = one token gets everything): {entropies}.").format(
+            layer=L, pos=pos, entropies=ent) + clip)
 
     def _hover(self, r: int, c: int) -> None:
         st = self.session
@@ -130,5 +137,6 @@ class AttentionView(LazyView):
         tok, toks = st.model.tokenizer, st.history.tokens
         v = self._big[r, c]
         q, k = self._first + r, self._first + c
-        val = "masked (future)" if np.isnan(v) else f"{v:.4f}"
-        self.readout.setText(f"query {q} {tok.token_display(toks[q])} → key {k} {tok.token_display(toks[k])}: {val}")
+        val = self.tr("masked (future)") if np.isnan(v) else f"{v:.4f}"
+        self.readout.setText(self.tr("query {q} {q_token} → key {k} {k_token}: {value}").format(
+            q=q, q_token=tok.token_display(toks[q]), k=k, k_token=tok.token_display(toks[k]), value=val))

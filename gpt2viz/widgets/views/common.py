@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QCoreApplication, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
 
@@ -73,7 +73,7 @@ def note(text: str = "") -> QLabel:
 def layer_box(state, session: str = "A") -> QSpinBox:
     """A "layer N" spin box that selects that block for every view of ``session``."""
     box = QSpinBox()
-    box.setPrefix("layer ")
+    box.setPrefix(QCoreApplication.translate("Views", "layer "))
     box.valueChanged.connect(lambda v: state.select_block(v, session=session))
     return box
 

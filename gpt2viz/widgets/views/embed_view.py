@@ -19,8 +19,8 @@ class EmbeddingsView(LazyView):
         self.bind(state, session)
         self.caption = note()
         self.plot = themed_plot(self)
-        self.plot.getAxis("left").setTicks([[(0, "token"), (1, "position"), (2, "sum")]])
-        self.plot.setLabel("bottom", "dimension")
+        self.plot.getAxis("left").setTicks([[(0, self.tr("token")), (1, self.tr("position")), (2, self.tr("sum"))]])
+        self.plot.setLabel("bottom", self.tr("dimension"))
         self.plot.invertY(True)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(pg.colormap.get("CET-D1"))
@@ -29,7 +29,7 @@ class EmbeddingsView(LazyView):
         self.a, self.b, self.c = QLineEdit(" king"), QLineEdit(" man"), QLineEdit(" woman")
         go = QPushButton("=")
         go.clicked.connect(self.run_analogy)
-        self.analogy_out = note("Type three words (a leading space makes the usual word-initial token).")
+        self.analogy_out = note(self.tr("Type three words (a leading space makes the usual word-initial token)."))
         row = QHBoxLayout()
         for w, sep in ((self.a, "−"), (self.b, "+"), (self.c, None)):
             row.addWidget(w)
@@ -39,7 +39,7 @@ class EmbeddingsView(LazyView):
         grid = QGridLayout()
         grid.addWidget(self.neighbours, 0, 0)
         box = QVBoxLayout()
-        box.addWidget(note("<b>Analogy</b> over the embedding matrix: nearest tokens to a − b + c"))
+        box.addWidget(note(self.tr("<b>Analogy</b> over the embedding matrix: nearest tokens to a − b + c")))
         box.addLayout(row)
         box.addWidget(self.analogy_out)
         grid.addLayout(box, 0, 1)
@@ -57,7 +57,7 @@ class EmbeddingsView(LazyView):
         s = self.session
         self.summary = sm = embedding_summary(s)
         if sm is None:
-            self.caption.setText("Run a prompt to see its embeddings.")
+            self.caption.setText(self.tr("Run a prompt to see its embeddings."))
             self.image.clear()
             return
         tok = s.model.tokenizer
@@ -67,10 +67,12 @@ class EmbeddingsView(LazyView):
         self.image.setRect(0, -0.5, m.shape[1], 3)
         ne, npos, ns = sm.norms
         self.caption.setText(
-            f"Position {sm.position}, {tok.token_display(sm.token)} (id {sm.token}): token vector ‖{ne:.2f}‖ + "
-            f"position vector ‖{npos:.2f}‖ = ‖{ns:.2f}‖, the residual stream entering "
-            f"block 0 ({m.shape[1]} numbers; blue negative, red positive).")
-        self.neighbours.setText("<b>Nearest tokens</b> to " + tok.token_display(sm.token) + " (cosine):<br>" +
+            self.tr("Position {pos}, {token} (id {id}): token vector ‖{ne:.2f}‖ + position vector ‖{npos:.2f}‖ = "
+                    "‖{ns:.2f}‖, the residual stream entering block 0 ({n} numbers; blue negative, red "
+                    "positive).").format(pos=sm.position, token=tok.token_display(sm.token), id=sm.token, ne=ne,
+                                         npos=npos, ns=ns, n=m.shape[1]))
+        self.neighbours.setText(self.tr("<b>Nearest tokens</b> to {token} (cosine):").format(
+            token=tok.token_display(sm.token)) + "<br>" +
                                 "<br>".join(f"{tok.token_display(i)} &nbsp; {c:.3f}" for i, c in sm.nearest))
 
     def run_analogy(self) -> None:
@@ -82,7 +84,8 @@ class EmbeddingsView(LazyView):
         for w in (self.a, self.b, self.c):
             enc = tok.encode(w.text())
             if len(enc) != 1:
-                self.analogy_out.setText(f"“{w.text()}” is {len(enc)} tokens; each term must be one token.")
+                self.analogy_out.setText(self.tr("“{text}” is {n} tokens; each term must be one token.").format(
+                    text=w.text(), n=len(enc)))
                 return
             ids.append(enc[0])
         self.analogy = res = analogy_summary(s, *ids, k=5)

@@ -22,11 +22,11 @@ class LensView(LazyView):
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.cellClicked.connect(lambda _r, c: state.select_position(self.grid.positions[c], session))
         self.target = QLineEdit()
-        self.target.setPlaceholderText("target token (default: the token the model chose next)")
+        self.target.setPlaceholderText(self.tr("target token (default: the token the model chose next)"))
         self.target.editingFinished.connect(self.refresh_target)
         self.chart = themed_plot(self)
-        self.chart.setLabel("bottom", "depth (0 = embeddings, then after each block)")
-        self.chart.setLabel("left", "probability")
+        self.chart.setLabel("bottom", self.tr("depth (0 = embeddings, then after each block)"))
+        self.chart.setLabel("left", self.tr("probability"))
         self.prob_curve = self.chart.plot([], [], symbol="o", pen=(70, 130, 200))
         self.rank_label = note()
         right = QWidget()
@@ -56,7 +56,7 @@ class LensView(LazyView):
         s = self.session
         self.grid = g = lens_grid(s, MAX_POSITIONS)
         if g is None:
-            self.caption.setText("Run a prompt to see the logit lens.")
+            self.caption.setText(self.tr("Run a prompt to see the logit lens."))
             return
         tok, n_rows, n_cols = s.model.tokenizer, g.tops.shape[0], len(g.positions)
         headers = ([f"{p} {tok.token_display(t)}" for p, t in zip(g.positions, g.tokens)], n_rows)
@@ -66,7 +66,8 @@ class LensView(LazyView):
             self.table.setRowCount(n_rows)
             self.table.setColumnCount(n_cols)
             self.table.setHorizontalHeaderLabels(headers[0])
-            self.table.setVerticalHeaderLabels(["embed"] + [f"block {L}" for L in range(n_rows - 1)])
+            self.table.setVerticalHeaderLabels([self.tr("embed")] + [self.tr("block {layer}").format(layer=L)
+                                                                   for L in range(n_rows - 1)])
         for r in range(n_rows):
             for c in range(n_cols):
                 p, top = float(g.probs[r, c]), int(g.tops[r, c])
@@ -76,16 +77,20 @@ class LensView(LazyView):
                     self.table.setItem(r, c, item)
                 item.setText(f"{tok.token_display(top)}\n{p:.0%}")
                 item.setBackground(QColor(70, 130, 200, int(30 + 200 * p)))
-                item.setToolTip(f"after {'the embeddings' if r == 0 else f'block {r - 1}'}, position "
-                                f"{g.positions[c]} predicts {tok.token_display(top)} ({p:.1%})")
+                where = self.tr("after the embeddings") if r == 0 else \
+                    self.tr("after block {layer}").format(layer=r - 1)
+                item.setToolTip(self.tr("{where}, position {pos} predicts {token} ({prob:.1%})").format(
+                    where=where, pos=g.positions[c], token=tok.token_display(top), prob=p))
         if resize:
             self.table.resizeColumnsToContents()
             self.table.resizeRowsToContents()
             self.table.scrollToItem(self.table.item(0, n_cols - 1))  # the newest positions matter most
-        clip = f" Showing the newest {n_cols} of {g.n_tokens} positions." if g.n_tokens > MAX_POSITIONS else ""
-        self.caption.setText("Each cell: the token the residual stream would predict if the model stopped after that "
-                             "block (final LayerNorm + unembedding applied early), and its probability. The last row "
-                             "is the model's real output. Click a column to select that position." + clip)
+        clip = self.tr(" Showing the newest {n} of {total} positions.").format(n=n_cols, total=g.n_tokens) \
+            if g.n_tokens > MAX_POSITIONS else ""
+        self.caption.setText(self.tr("Each cell: the token the residual stream would predict if the model stopped after "
+                                     "that block (final LayerNorm + unembedding applied early), and its probability. "
+                                     "The last row is the model's real output. Click a column to select that "
+                                     "position.") + clip)
         self.refresh_target()
 
     def refresh_target(self) -> None:
@@ -98,6 +103,8 @@ class LensView(LazyView):
         self.path = t = lens_target(s, ids[0] if len(ids) == 1 else None)
         self.prob_curve.setData(np.arange(len(t.probs)), t.probs)
         self.chart.setYRange(0, 1)
-        self.chart.setTitle(f"{tok.token_display(t.target)} at position {t.position} {tok.token_display(t.token)}")
-        self.rank_label.setText("rank by depth (0 = top): " + ", ".join(str(int(r)) for r in t.ranks) +
-                                ("" if not text or len(ids) == 1 else f" · “{text}” is {len(ids)} tokens; using the default"))
+        self.chart.setTitle(self.tr("{target} at position {pos} {token}").format(
+            target=tok.token_display(t.target), pos=t.position, token=tok.token_display(t.token)))
+        self.rank_label.setText(self.tr("rank by depth (0 = top): {ranks}").format(
+            ranks=", ".join(str(int(r)) for r in t.ranks)) + ("" if not text or len(ids) == 1 else self.tr(
+                " · “{text}” is {n} tokens; using the default").format(text=text, n=len(ids))))

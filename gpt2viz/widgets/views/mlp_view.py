@@ -21,12 +21,12 @@ class MlpView(LazyView):
         self.layer = layer_box(state, session)
         self.caption = note()
         self.acts = themed_plot(self)
-        self.acts.setLabel("bottom", "neuron")
-        self.acts.setLabel("left", "activation (after GELU)")
+        self.acts.setLabel("bottom", self.tr("neuron"))
+        self.acts.setLabel("left", self.tr("activation (after GELU)"))
         self.curve = self.acts.plot([], [], pen=pg.mkPen((70, 130, 200), width=1))
         self.marker = self.acts.plot([], [], pen=None, symbol="o", symbolBrush=(230, 140, 20))
         self.table = QTableWidget(0, 3)
-        self.table.setHorizontalHeaderLabels(["neuron", "activation", "× ‖value‖"])
+        self.table.setHorizontalHeaderLabels([self.tr("neuron"), self.tr("activation"), self.tr("× ‖value‖")])
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.verticalHeader().setVisible(False)
@@ -58,7 +58,7 @@ class MlpView(LazyView):
         s = self.session
         self.summary = sm = mlp_summary(s, self.neuron)
         if sm is None:
-            self.caption.setText("Run a prompt to see the MLP neurons.")
+            self.caption.setText(self.tr("Run a prompt to see the MLP neurons."))
             return
         tok = s.model.tokenizer
         sync_layer_box(self.layer, s.n_layer, sm.layer)
@@ -73,17 +73,21 @@ class MlpView(LazyView):
                 else:
                     item.setText(str(v))  # reuse the items: no allocation per redraw
         self.caption.setText(
-            f"Layer {sm.layer}, position {sm.position} {tok.token_display(sm.token)}: {sm.post.size:,} neurons, "
-            f"{sm.n_active} above {ACTIVE}. Each neuron is a key (its input weights decide when it fires) and a value "
-            "(its output weights: what it adds to the residual). Orange: the biggest writers. Click one to read its "
-            "value as tokens.")
-        self.whole.setText("<b>The whole MLP output</b> through the unembedding promotes " + ", ".join(
-            tok.token_display(i) for i, _ in sm.promotes) + "; suppresses " + ", ".join(
-            tok.token_display(i) for i, _ in sm.suppresses))
-        self.neuron_info.setText(
-            f"<b>Neuron {sm.neuron}</b> of layer {sm.layer}: its value vector W_out[{sm.neuron}] · W_U<br>promotes: " +
-            ", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_promotes) + "<br>suppresses: " +
-            ", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_suppresses))
+            self.tr("Layer {layer}, position {pos} {token}: {n:,} neurons, {active} above {threshold}. Each neuron is "
+                    "a key (its input weights decide when it fires) and a value (its output weights: what it adds to "
+                    "the residual). Orange: the biggest writers. Click one to read its value as tokens.").format(
+                layer=sm.layer, pos=sm.position, token=tok.token_display(sm.token), n=sm.post.size,
+                active=sm.n_active, threshold=ACTIVE))
+        self.whole.setText(self.tr("<b>The whole MLP output</b> through the unembedding promotes {promotes}; "
+                                   "suppresses {suppresses}").format(
+            promotes=", ".join(tok.token_display(i) for i, _ in sm.promotes),
+            suppresses=", ".join(tok.token_display(i) for i, _ in sm.suppresses)))
+        self.neuron_info.setText(self.tr(
+            "<b>Neuron {neuron}</b> of layer {layer}: its value vector W_out[{neuron}] · W_U<br>promotes: {promotes}"
+            "<br>suppresses: {suppresses}").format(
+            neuron=sm.neuron, layer=sm.layer,
+            promotes=", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_promotes),
+            suppresses=", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_suppresses)))
 
     def select_neuron(self, n: int) -> None:
         """Read neuron ``n``'s value vector as tokens."""

@@ -185,7 +185,7 @@ class PathView(LazyView):
         ticks = [(s.first + i, t) for i, t in enumerate(s.token_labels)]
         step = max(1, len(ticks) // 16)
         self.graph.getAxis("bottom").setTicks([ticks[::step]])
-        self.graph.getAxis("left").setTicks([[(d, "embed" if d == 0 else str(d)) for d in range(s.n_layer + 1)]])
+        self.graph.getAxis("left").setTicks([[(d, self.tr("embed") if d == 0 else str(d)) for d in range(s.n_layer + 1)]])
         self.graph.setXRange(s.first - 0.6, s.position + 0.6, padding=0)
         self.graph.setYRange(-0.7, s.n_layer + 0.2, padding=0)
         title = self.tr("how {0} got its logit: layers × positions (depth n = after block n−1)")

@@ -20,13 +20,13 @@ class ResidualView(LazyView):
         self.caption = note()
         self.norms = themed_plot(self)
         self.norms.addLegend(offset=(10, 10))
-        self.norms.setLabel("left", "norm")
-        self.resid_curve = self.norms.plot([], [], pen=pg.mkPen((70, 130, 200), width=2), symbol="o", name="residual after")
-        self.attn_curve = self.norms.plot([], [], pen=pg.mkPen((230, 140, 20), width=2), symbol="t", name="attention adds")
-        self.mlp_curve = self.norms.plot([], [], pen=pg.mkPen((46, 160, 67), width=2), symbol="s", name="MLP adds")
+        self.norms.setLabel("left", self.tr("norm"))
+        self.resid_curve = self.norms.plot([], [], pen=pg.mkPen((70, 130, 200), width=2), symbol="o", name=self.tr("residual after"))
+        self.attn_curve = self.norms.plot([], [], pen=pg.mkPen((230, 140, 20), width=2), symbol="t", name=self.tr("attention adds"))
+        self.mlp_curve = self.norms.plot([], [], pen=pg.mkPen((46, 160, 67), width=2), symbol="s", name=self.tr("MLP adds"))
         self.cos = themed_plot(self)
-        self.cos.setLabel("left", "cosine to final residual")
-        self.cos.setLabel("bottom", "depth (0 = embeddings, then after each block)")
+        self.cos.setLabel("left", self.tr("cosine to final residual"))
+        self.cos.setLabel("bottom", self.tr("depth (0 = embeddings, then after each block)"))
         self.cos_curve = self.cos.plot([], [], pen=pg.mkPen((150, 80, 200), width=2), symbol="o")
         lay = QVBoxLayout(self)
         lay.addWidget(self.caption)
@@ -41,7 +41,7 @@ class ResidualView(LazyView):
         s = self.session
         self.summary = pr = residual_summary(s)
         if pr is None:
-            self.caption.setText("Run a prompt to see the residual stream.")
+            self.caption.setText(self.tr("Run a prompt to see the residual stream."))
             return
         depth = np.arange(pr.resid_norm.size)
         self.resid_curve.setData(depth, pr.resid_norm)
@@ -51,6 +51,7 @@ class ResidualView(LazyView):
         self.cos.setYRange(-0.2, 1.05)
         tok = s.model.tokenizer
         self.caption.setText(
-            f"Position {pr.position} {tok.token_display(pr.token)}: the residual stream is the sum every block "
-            "writes into. Top: its size after each block and the size of what attention and the MLP of that block "
-            "added. Bottom: how close its direction already is to the final one (1 = same direction).")
+            self.tr("Position {pos} {token}: the residual stream is the sum every block writes into. Top: its size "
+                    "after each block and the size of what attention and the MLP of that block added. Bottom: how "
+                    "close its direction already is to the final one (1 = same direction).").format(
+                pos=pr.position, token=tok.token_display(pr.token)))

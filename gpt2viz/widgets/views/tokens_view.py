@@ -24,7 +24,8 @@ class TokensView(LazyView):
         self.text = note()
         self.text.setTextFormat(Qt.RichText)
         self.table = QTableWidget(0, 5)
-        self.table.setHorizontalHeaderLabels(["position", "id", "token", "bytes", "kind"])
+        self.table.setHorizontalHeaderLabels([self.tr("position"), self.tr("id"), self.tr("token"), self.tr("bytes"),
+                                              self.tr("kind")])
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.verticalHeader().setVisible(False)
@@ -42,20 +43,22 @@ class TokensView(LazyView):
     def refresh(self) -> None:
         self.summary = sm = tokens_summary(self.session)
         if sm is None:
-            self.summary_label.setText("Run a prompt to see its tokens.")
+            self.summary_label.setText(self.tr("Run a prompt to see its tokens."))
             self.table.setRowCount(0)
             self.text.setText("")
             return
         rows = sm.rows
         self.summary_label.setText(
-            f"{len(rows)} tokens for {sm.n_bytes} bytes of UTF-8 · context {len(rows)}/{sm.n_positions}. "
-            "A leading space belongs to the token (␣): “unbelievable” is 4 pieces (un|bel|iev|able) but "
-            "“␣unbelievable” is one. Tokens marked [i-j/n] hold bytes i..j of an n-byte character.")
+            self.tr("{n} tokens for {n_bytes} bytes of UTF-8 · context {n}/{n_positions}. A leading space belongs "
+                    "to the token (␣): “unbelievable” is 4 pieces (un|bel|iev|able) but “␣unbelievable” is one. "
+                    "Tokens marked [i-j/n] hold bytes i..j of an n-byte character.").format(
+                n=len(rows), n_bytes=sm.n_bytes, n_positions=sm.n_positions))
         spans = [f'<span style="background:{_BG[i % 2]}">{html.escape(r.display)}</span>' for i, r in enumerate(rows)]
         self.text.setText("<p style='font-family:monospace; font-size:12pt'>" + "".join(spans) + "</p>")
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
-            kind = ("generated" if row.generated else "prompt") + (" · partial character" if row.partial else "")
+            kind = (self.tr("generated") if row.generated else self.tr("prompt")) + \
+                (self.tr(" · partial character") if row.partial else "")
             for c, v in enumerate((row.position, row.id, row.display, row.bytes_hex, kind)):
                 self.table.setItem(r, c, QTableWidgetItem(str(v)))
         self.table.resizeColumnsToContents()
