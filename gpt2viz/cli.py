@@ -91,6 +91,20 @@ def build_parser() -> argparse.ArgumentParser:
     sn.add_argument("--format", choices=["png", "svg"], default="png", help="with --all-layers (default png)")
     sn.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (default 1)")
     sn.add_argument("--force", action="store_true", help="replace existing files")
+    sn.add_argument("--dark", action="store_true", help="dark background (default: light, for paper)")
+
+    rp = sub.add_parser("report", help="the whole life of the next token as one document (PDF, or HTML)")
+    rp.add_argument("--prompt", required=True)
+    _add_model(rp)
+    rp.add_argument("--steps", type=int, default=0, help="tokens to generate first; the report follows the next one")
+    rp.add_argument("--temperature", type=float, default=1.0)
+    rp.add_argument("--top-k", type=int, default=0)
+    rp.add_argument("--top-p", type=float, default=1.0)
+    rp.add_argument("--seed", type=int, default=0)
+    rp.add_argument("--lang", choices=["en", "zh"], default="en", help="language of the text (default en)")
+    rp.add_argument("--dark", action="store_true", help="figures on a dark background")
+    rp.add_argument("--out", required=True, type=Path, help="FILE.pdf, or FILE.html (images embedded)")
+    rp.add_argument("--force", action="store_true", help="replace an existing file")
 
     from gpt2viz.commands import attribute
     attribute.add_parser(sub, _add_model)
@@ -224,6 +238,17 @@ def cmd_snapshot(a) -> int:
     return 0
 
 
+def cmd_report(a) -> int:
+    if a.steps < 0:
+        raise CliError(f"--steps must be ≥ 0, got {a.steps}")
+    try:
+        from gpt2viz.headless import run_report
+    except ImportError as e:
+        raise CliError(f"reports need Qt: {e}") from None
+    print(run_report(a, command="gpt2viz " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["report"] else ""))
+    return 0
+
+
 def cmd_app(a) -> int:
     try:
         from gpt2viz.app import qt_messages
@@ -248,7 +273,7 @@ def cmd_attribute(a) -> int:
 
 
 COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models,
-            "snapshot": cmd_snapshot, "patch": cmd_patch, "attribute": cmd_attribute}
+            "snapshot": cmd_snapshot, "report": cmd_report, "patch": cmd_patch, "attribute": cmd_attribute}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,10 +25,13 @@ def run_snapshot(a) -> list[Path]:
 
     out = Path(a.out).expanduser()
     if a.all_layers:
-        if not out.is_dir():
-            raise WriteError(f"--all-layers writes into a folder; {out} is not an existing folder")
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise WriteError(f"cannot write into {out}: no permission")
+        if out.exists() and not out.is_dir():
+            raise WriteError(f"--all-layers writes into a folder; {out} is a file")
+        if not out.exists() and not out.parent.is_dir():
+            raise WriteError(f"--all-layers writes into a folder; neither {out} nor its parent {out.parent} exists")
+        where = out if out.is_dir() else out.parent  # a missing folder is created (its parent must exist)
+        if not os.access(where, os.W_OK | os.X_OK):
+            raise WriteError(f"cannot write into {where}: no permission")
     elif a.view == "data":
         if out.suffix.lower() != ".npz":
             raise WriteError(f"{out}: the data export is a .npz file (a .json is written beside it)")
@@ -97,8 +100,102 @@ def run_snapshot(a) -> list[Path]:
 
             return list(export_trace(state.history, state.model, state.sampling, out, a.force, weights=state.weights))
         if a.all_layers:
-            index = export_all_layers(win, a.view, out, "png" if a.format == "png" else "svg", a.scale, a.force)
+            index = export_all_layers(win, a.view, out, "png" if a.format == "png" else "svg", a.scale, a.force,
+                                      dark=a.dark)
             return [out / e["file"] for e in index["files"]] + [out / "index.json"]
-        return [export_view(win, a.view, out, a.scale, a.force)]
+        return [export_view(win, a.view, out, a.scale, a.force, dark=a.dark)]
     finally:
         win.close()
+
+
+def run_report(a, command: str = "") -> Path:
+    """`gpt2viz report`: run the prompt (and --steps) offscreen, then write the journey report to --out.
+
+    Raises WriteError / ValueError / ModelFolderError with a message for the user.
+    """
+    import os
+    import tempfile
+
+    from gpt2viz.core.locations import resolve_model
+    from gpt2viz.core.sampling import SamplingSettings
+
+    out = Path(a.out).expanduser()
+    if out.suffix.lower() not in (".pdf", ".html", ".htm"):
+        raise WriteError(f"{out}: the report is a .pdf or an .html file")
+    check_writable(out, a.force)
+    settings = SamplingSettings(a.temperature, a.top_k, a.top_p, a.seed)
+    folder = resolve_model(a.model)
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from gpt2viz.app.settings import Settings
+    from gpt2viz.app.state import AppState
+
+    _app = QApplication.instance() or QApplication(["gpt2viz"])  # kept alive: fonts and images need it
+    lang = install_language(getattr(a, "lang", None))
+    if getattr(a, "lang", None) not in (None, "en") and lang == "en":
+        import sys
+
+        print(f"note: no {a.lang} translation is installed; the report is in English", file=sys.stderr)
+    state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "report.ini")))
+    state.set_sampling(**asdict(settings))
+    errors: list[str] = []
+    state.sigError.connect(errors.append)
+
+    def wait(cond) -> None:
+        loop = QEventLoop()
+        timer = QTimer()
+        timer.timeout.connect(lambda: (cond() or errors) and loop.quit())
+        timer.start(5)
+        QTimer.singleShot(600_000, loop.quit)
+        loop.exec()
+        timer.stop()
+        if errors:
+            raise ValueError(errors[0])
+
+    try:
+        state.load_model(str(folder))
+        wait(lambda: state.model is not None and not state.busy)
+        state.run_prompt(a.prompt)
+        wait(lambda: state.history is not None and not state.busy)
+        for _ in range(a.steps):
+            if state.session("A").context_full():
+                break
+            n = len(state.history.tokens)
+            state.step()
+            wait(lambda n=n: len(state.history.tokens) > n and not state.busy)
+        from gpt2viz.widgets.report import write_report
+
+        return write_report(state, out, a.force, command=command, dark=a.dark)
+    finally:
+        state.shutdown()
+
+
+def install_language(lang: str | None) -> str:
+    """Install the translations of ``lang`` (None / "en": English); returns the language installed."""
+    if not lang or lang == "en":
+        return "en"
+    try:
+        from gpt2viz.app import i18n  # lands with issue 14
+    except ImportError:
+        return _install_qm(lang)
+    return i18n.install(lang)
+
+
+def _install_qm(lang: str) -> str:
+    """Before gpt2viz.app.i18n exists: load resources/translations/gpt2viz_<lang>*.qm if there is one."""
+    from PySide6.QtCore import QCoreApplication, QTranslator
+
+    from gpt2viz.core.locations import resources_dir
+
+    for qm in sorted((resources_dir() / "translations").glob(f"*_{lang}*.qm")):
+        t = QTranslator(QCoreApplication.instance())
+        if t.load(str(qm)):
+            QCoreApplication.installTranslator(t)
+            _KEEP.append(t)
+    return lang if _KEEP else "en"
+
+
+_KEEP: list = []

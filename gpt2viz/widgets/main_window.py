@@ -112,7 +112,55 @@ class MainWindow(QMainWindow):
         a.triggered.connect(self.export_data)
         e.addAction(a)
         e.addSeparator()
+        a = QAction(self.tr("&Report… (the next token's whole journey, PDF or HTML)"), self)
+        a.triggered.connect(self.export_report)
+        e.addAction(a)
+        e.addSeparator()
+        self.dark_action = a = QAction(self.tr("Dark &figures"), self)
+        a.setCheckable(True)
+        a.setChecked(self.state.settings.text("export/dark", "0") == "1")
+        a.toggled.connect(lambda on: self.state.settings.set("export/dark", "1" if on else "0"))
+        e.addAction(a)
         self.export_scale = 2.0  # PNGs at twice the screen resolution: sharp on slides and in papers
+
+    @property
+    def export_dark(self) -> bool:
+        """Figures on a dark background (Export → Dark figures); light, for paper, by default."""
+        return self.dark_action.isChecked()
+
+    def export_report(self, path: str | None = None) -> None:
+        """Ask where, then write the journey report of the current text (progress dialog, cancel)."""
+        from gpt2viz.core.files import WriteError
+        from gpt2viz.widgets.report import write_report
+
+        if not self._ready():
+            return
+        if path is None:
+            start = str(Path(self.state.settings.text("export/folder", str(Path.home()))) / "gpt2viz-report.pdf")
+            path, _ = QFileDialog.getSaveFileName(self, self.tr("Export the journey report"), start,
+                                                  self.tr("PDF document (*.pdf);;HTML page (*.html)"))
+            if not path:
+                return
+        dlg = QProgressDialog(self.tr("Writing the report…"), self.tr("Cancel"), 0, 12, self)
+        dlg.setMinimumDuration(0)
+
+        def progress(done: int, total: int) -> bool:
+            dlg.setMaximum(total)
+            dlg.setValue(done)
+            QApplication.processEvents()
+            return not dlg.wasCanceled()
+
+        try:
+            out = write_report(self.state, Path(path), force=True, dark=self.export_dark, progress=progress)
+        except InterruptedError:
+            return
+        except (WriteError, OSError) as e:
+            self.show_error(str(e))
+            return
+        finally:
+            dlg.reset()
+        self.state.settings.set("export/folder", str(Path(path).parent))
+        self.statusBar().showMessage(self.tr("saved {0}").format(out), 8000)
 
     def _context_menus(self) -> None:
         """Right-click on the pipeline, the chart or a detail view: export that view."""

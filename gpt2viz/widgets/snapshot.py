@@ -1,6 +1,6 @@
-"""Export what a view shows: PNG (any scale, with text metadata) or SVG, with a visible caption.
+"""Export what a view shows as a figure for the page: PNG (any scale, with text metadata) or SVG.
 
-Used by the app's Export actions and by `gpt2viz snapshot`, so a script gets the same pictures.
+The figures are drawn from the view models (:mod:`gpt2viz.widgets.figures`), not grabbed from the widgets. Used by the app's Export actions and by `gpt2viz snapshot`, so a script gets the same pictures.
 """
 
 from __future__ import annotations
@@ -10,17 +10,16 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QCoreApplication, QIODevice, QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QImage, QPainter
-from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtCore import QBuffer, QCoreApplication, QIODevice
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
 from gpt2viz.core.files import WriteError, atomic_write, check_writable
+from gpt2viz.core.interventions import describe
 
 from gpt2viz.core.session import Stage
 from gpt2viz.widgets.view_names import PER_LAYER, TAB, VIEWS  # noqa: F401 - VIEWS is this module's API too
 
-CAPTION_H = 40  # room for two lines: narrow views wrap their caption
 
 
 def view_widget(window, view: str) -> QWidget:
@@ -52,6 +51,9 @@ def facts(state, view: str) -> dict[str, str]:
         out["Layer"] = str(state.layer)
     if view == "head":
         out["Head"] = str(state.head)
+    ivs = interventions_text(state.session("A"))
+    if ivs:
+        out["Interventions"] = ivs
     if state.model:
         out["Model-SHA256"] = next(iter(state.model.manifest.get("files", {}).values()), "")
     return out
@@ -92,36 +94,6 @@ def default_name(f: dict[str, str], ext: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", "_".join(bits)) + f".{ext}"
 
 
-def _paint(p: QPainter, widget: QWidget, text: str, w: int, h: int) -> None:
-    pal = widget.palette()
-    p.fillRect(QRect(0, 0, w, h + CAPTION_H), pal.window())
-    QWidget.render(widget, p, QPoint(0, 0))  # the widget method: QGraphicsView overrides render()
-    p.fillRect(QRect(0, h, w, CAPTION_H), QColor(pal.window().color()).darker(108))
-    p.setPen(pal.windowText().color())
-    f = QFont(widget.font())
-    f.setPointSizeF(8.0)
-    p.setFont(f)
-    p.drawText(QRect(6, h, w - 12, CAPTION_H), Qt.AlignVCenter | Qt.AlignLeft | Qt.TextWordWrap, text)
-
-
-def render_png(widget: QWidget, f: dict[str, str], scale: float = 1.0) -> QImage:
-    """The widget drawn at ``scale`` (vector-sharp text) with the caption band and metadata."""
-    w, h = widget.width(), widget.height()
-    img = QImage(QSize(round(w * scale), round((h + CAPTION_H) * scale)), QImage.Format_ARGB32)
-    img.fill(Qt.white)
-    p = QPainter(img)
-    p.setRenderHint(QPainter.Antialiasing)
-    p.setRenderHint(QPainter.TextAntialiasing)
-    p.scale(scale, scale)
-    try:
-        _paint(p, widget, caption(f), w, h)
-    finally:
-        p.end()
-    for k, v in {**f, "Title": caption(f)}.items():
-        img.setText(k, v)
-    return img
-
-
 def png_bytes(img: QImage) -> bytes:
     buf = QBuffer()
     buf.open(QIODevice.WriteOnly)
@@ -130,91 +102,151 @@ def png_bytes(img: QImage) -> bytes:
     return bytes(buf.data())
 
 
-def svg_bytes(widget: QWidget, f: dict[str, str]) -> bytes:
-    """The widget as SVG (text stays text), with the caption band; facts in the SVG's description."""
-    w, h = widget.width(), widget.height()
-    data = QByteArray()
-    buf = QBuffer(data)
-    buf.open(QIODevice.WriteOnly)
-    gen = QSvgGenerator()
-    gen.setOutputDevice(buf)
-    gen.setSize(QSize(w, h + CAPTION_H))
-    gen.setViewBox(QRect(0, 0, w, h + CAPTION_H))
-    gen.setTitle(caption(f))
-    gen.setDescription(json.dumps(f, ensure_ascii=False))
-    p = QPainter(gen)
-    try:
-        _paint(p, widget, caption(f), w, h)
-    finally:
-        p.end()
-    buf.close()
-    return bytes(data)
+def interventions_text(session) -> str:
+    """The session's interventions in a few words ("" when none): ablations, patches, steering."""
+    out = []
+    for iv in session.interventions:
+        d = describe(iv)
+        k = d["kind"]
+        if k == "head_ablation":
+            out.append(f"{d['mode']}-ablate L{d['layer']}.H{d['head']}")
+        elif k == "neuron_ablation":
+            out.append(f"neuron L{d['layer']}.N{d['neuron']} = {d['value']:g}")
+        elif k == "patch":
+            out.append(f"patch {d['site']} L{d['layer']} @{d['position']}")
+        else:
+            out.append(f"steer L{d['layer']} ×{d['scale']:g}")
+    return ", ".join(out)
 
 
-def export_view(window, view: str, path: Path, scale: float = 1.0, force: bool = False) -> Path:
-    """Write the picture of ``view`` to ``path`` (.png or .svg), atomically."""
+def view_options(window) -> dict:
+    """What the views' own controls choose (attention mode, lens target, path target / threshold, neuron)."""
+    views = window.detail.views
+    o: dict = {}
+    att = views.get(TAB["attention"])
+    if att is not None:
+        o["which"] = att.which
+    lens = views.get(TAB["lens"])
+    if lens is not None and lens.path is not None and not lens.path.default:
+        o["lens_target"] = lens.path.target
+    path = views.get(TAB["path"])
+    if path is not None:
+        o.update(path_target=path.target.text().strip("\n"), path_vs=path.vs.text().strip("\n"),
+                 threshold=path.threshold)
+    mlp = views.get(TAB["mlp"])
+    if mlp is not None and mlp.neuron is not None:
+        o["neuron"] = mlp.neuron
+    return o
+
+
+def figure_of(state, view: str, options: dict | None = None, selection=None, shared=None, session: str = "A"):
+    """The page figure of ``view`` for ``state``'s session (at ``selection``, default the session's)."""
+    from gpt2viz.widgets.figures import Ctx, build
+
+    s = state.session(session)
+    sel = selection or s.selection
+    f = facts(state, view)
+    if selection is not None:
+        if "Layer" in f:
+            f["Layer"] = str(sel.layer)
+        if "Head" in f:
+            f["Head"] = str(sel.head)
+    return build(view, Ctx(s, sel, caption=full_caption(f), facts=f, options=options or {}, shared=shared))
+
+
+def full_caption(f: dict[str, str]) -> str:
+    """The caption line plus the interventions, if any."""
+    text = caption(f)
+    if f.get("Interventions"):
+        text += " · " + translate("Snapshot", "interventions: {list}").format(list=f["Interventions"])
+    return text
+
+
+def theme_for(window, dark: bool | None):
+    from gpt2viz.widgets.figures import Theme
+
+    if dark is None:
+        dark = bool(getattr(window, "export_dark", False))
+    return Theme(dark=dark)
+
+
+def _encode(fig, ext: str, scale: float, theme) -> bytes:
+    from gpt2viz.widgets.figures import render_png, svg_bytes
+
+    return svg_bytes(fig, theme) if ext == ".svg" else png_bytes(render_png(fig, scale, theme))
+
+
+def export_view(window, view: str, path: Path, scale: float = 1.0, force: bool = False,
+                dark: bool | None = None) -> Path:
+    """Write the figure of ``view`` to ``path`` (.png or .svg), atomically, drawn from the view models."""
     path = Path(path)
     ext = path.suffix.lower()
     if ext not in (".png", ".svg"):
         raise WriteError(f"{path}: the file name must end in .png or .svg")
     check_writable(path, force)
-    widget = view_widget(window, view)
-    _redraw(window)
-    f = facts(window.state, view)
-    data = svg_bytes(widget, f) if ext == ".svg" else png_bytes(render_png(widget, f, scale))
-    return atomic_write(path, data, force)
+    fig = figure_of(window.state, view, view_options(window))
+    return atomic_write(path, _encode(fig, ext, scale, theme_for(window, dark)), force)
 
 
 def export_all_layers(window, view: str, folder: Path, ext: str = "png", scale: float = 1.0, force: bool = False,
-                      progress: Callable[[int, int], bool] | None = None) -> dict:
-    """One picture per layer, a contact sheet of them all, and ``index.json`` describing every file.
+                      progress: Callable[[int, int], bool] | None = None, dark: bool | None = None) -> dict:
+    """One figure per layer, a contact sheet of them all, and ``index.json`` describing every file.
 
-    ``progress(done, total)`` returning False cancels (files already written stay, and are indexed).
+    Every file and the sheet share one colour scale (or, for the MLP, one activation range). ``folder`` is
+    created when its parent exists. ``progress(done, total)`` returning False cancels (files already written
+    stay, and are indexed).
     """
+    from gpt2viz.widgets.figures import Ctx, contact_sheet, shared_range, with_layer
+
     if view not in PER_LAYER:
         raise ValueError(f"'{view}' is not a per-layer view; choose one of {', '.join(PER_LAYER)}")
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise WriteError(f"cannot write into {folder}: the folder does not exist")
+    folder = ensure_folder(Path(folder))
     state = window.state
+    session = state.session("A")
     n = state.model.config.n_layer
-    keep = state.stage
-    entries, images = [], []
-    try:
-        for L in range(n):
-            if progress and progress(L, n) is False:
-                break
-            state.select_block(L)
-            f = facts(state, view)
-            path = folder / default_name(f, ext)
-            export_view(window, view, path, scale, force)
-            if ext == "png":
-                images.append(QImage(str(path)))
-            entries.append({**{k.lower(): v for k, v in f.items()}, "file": path.name, "layer": L})
-    finally:
-        state.select_stage(keep)
+    options = view_options(window)
+    theme = theme_for(window, dark)
+    shared = shared_range(view, Ctx(session, session.selection, options=options), n)
+    entries = []
+    for L in range(n):
+        if progress and progress(L, n) is False:
+            break
+        sel = with_layer(session.selection, L)
+        fig = figure_of(state, view, options, selection=sel, shared=shared)
+        f = fig.facts
+        path = folder / default_name(f, ext)
+        check_writable(path, force)
+        atomic_write(path, _encode(fig, "." + ext, scale, theme), force)
+        entries.append({**{k.lower(): v for k, v in f.items()}, "file": path.name, "layer": L})
     index = {"view": view, "model": state.model.name, "files": entries}
-    if images:
-        sheet = contact_sheet(images)
+    if entries:
         f = {k: v for k, v in facts(state, view).items() if k not in ("Layer", "Head")}
-        name = default_name({**f, "View": f"{view}-all-layers"}, "png")
-        atomic_write(folder / name, png_bytes(sheet), force)
+        sheet_facts = {**f, "View": f"{view}-all-layers"}
+        name = default_name(sheet_facts, ext)
+        title = translate("Snapshot", "{view}: every layer of {model}").format(
+            view=view_title(view), model=state.model.name)
+        fig = contact_sheet(view, Ctx(session, session.selection, caption=full_caption(f), facts=sheet_facts,
+                                      options=options), n, title, shared)
+        atomic_write(folder / name, _encode(fig, "." + ext, scale, theme), force)
         index["contact_sheet"] = name
+        if shared is not None:
+            index["shared_scale"] = list(shared)
     atomic_write(folder / "index.json", json.dumps(index, indent=1, ensure_ascii=False).encode(), force)
     if progress:
         progress(len(entries), n)
     return index
 
 
-def contact_sheet(images: list[QImage], cols: int | None = None) -> QImage:
-    """All images in one grid (each keeps its own caption band)."""
-    cols = cols or max(1, round(len(images) ** 0.5 + 0.49))
-    rows = (len(images) + cols - 1) // cols
-    w, h = max(i.width() for i in images), max(i.height() for i in images)
-    sheet = QImage(QSize(cols * w, rows * h), QImage.Format_ARGB32)
-    sheet.fill(Qt.white)
-    p = QPainter(sheet)
-    for k, img in enumerate(images):
-        p.drawImage((k % cols) * w, (k // cols) * h, img)
-    p.end()
-    return sheet
+def ensure_folder(folder: Path) -> Path:
+    """``folder``, created if its parent exists (WriteError otherwise, or when it is a file)."""
+    if folder.is_dir():
+        return folder
+    if folder.exists():
+        raise WriteError(f"cannot write into {folder}: it is a file, not a folder")
+    if not folder.parent.is_dir():
+        raise WriteError(f"cannot write into {folder}: the folder {folder.parent} does not exist")
+    try:
+        folder.mkdir()
+    except OSError as e:
+        raise WriteError(f"cannot create {folder}: {e.strerror or e}") from None
+    return folder

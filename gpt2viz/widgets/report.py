@@ -1,0 +1,244 @@
+"""The journey report: the whole life of the next token as one document (PDF through Qt, or HTML).
+
+A title page, one section per stage (its figure, the live numbers, the explanation), the attribution
+summary and a reproducibility footer. The figures are the export figures (:mod:`gpt2viz.widgets.figures`)
+at twice their size; the PDF is QTextDocument printed by QPdfWriter (no browser, no new dependency).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QMarginsF, QUrl
+from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
+
+from gpt2viz import __version__
+from gpt2viz.app import report_text as rt
+from gpt2viz.core.files import WriteError, atomic_write, check_writable
+from gpt2viz.core.session import CHOOSE, EMBED, LM_HEAD, TOKENS, Selection, Stage
+from gpt2viz.widgets.figures import Theme, render_png
+
+IMG_W = 620  # width of a figure in the document, in its pixels (about the text width of an A4 page)
+
+# section -> (view of its figure, stage selected while drawing it); None: text only
+_FIGURE = {"tokens": "tokens", "embeddings": "embeddings", "position": None, "attention": "attention",
+           "mlp": "mlp", "residual": "residual", "lens": "lens", "lm_head": "pipeline", "sampling": "chart",
+           "kv_cache": None, "attribution": "attribution"}
+
+
+def _pct(p: float) -> str:
+    return f"{p:.1%}"
+
+
+def numbers(state) -> dict[str, dict]:
+    """The live numbers of every section, formatted (tokens quoted), plus which layer each figure shows."""
+    from gpt2viz.core.path_graph import DEFAULT_THRESHOLD
+    from gpt2viz.core.viewmodels.embeddings import embedding_summary
+    from gpt2viz.core.viewmodels.lens import lens_target
+    from gpt2viz.core.viewmodels.mlp import ACTIVE, mlp_summary
+    from gpt2viz.core.viewmodels.path import path_summary
+    from gpt2viz.core.viewmodels.pipeline import pipeline_summary
+    from gpt2viz.core.viewmodels.residual import residual_summary
+    from gpt2viz.core.viewmodels.tokens import tokens_summary
+
+    s = state.session("A")
+    tok, cfg, h = s.model.tokenizer, s.model.config, s.history
+
+    def q(t):
+        return "“" + tok.token_display(int(t)) + "”"
+
+    base = Selection(position=None, stage=CHOOSE, layer=0, head=0)
+    ps = pipeline_summary(s, base)
+    ts = tokens_summary(s)
+    es = embedding_summary(s, base)
+    pos, token = ps.position, ps.token
+    common = dict(token=q(token), position=pos, n_tokens=ps.n_tokens, n_positions=ps.n_positions,
+                  vocab=f"{ps.vocab_size:,}", n_embd=ps.n_embd, n_layer=cfg.n_layer, n_head=cfg.n_head,
+                  d_mlp=f"{ps.d_mlp:,}", prompt=s.prompt)
+    out: dict[str, dict] = {}
+    out["tokens"] = {**common, "n_bytes": ts.n_bytes}
+    out["embeddings"] = {**common, "token_id": token, "embed_norm": f"{ps.embed_norm:.2f}",
+                         "nearest": ", ".join(f"{q(i)} {c:.3f}" for i, c in es.nearest[:6])}
+    cos_tp = float(np.dot(es.token_vec, es.pos_vec) / ((np.linalg.norm(es.token_vec) * np.linalg.norm(es.pos_vec))
+                                                        or 1.0))
+    out["position"] = {**common, "pos_norm": f"{ps.pos_norm:.2f}", "sum_norm": f"{ps.sum_norm:.2f}",
+                       "cos_tp": f"{cos_tp:+.3f}"}
+    focus = max(ps.blocks, key=lambda b: b.weight if b.key else b.weight * 0.5)  # position 0 is often a sink
+    out["attention"] = {**common, "layer": focus.layer, "head": focus.head, "weight": f"{focus.weight:.0%}",
+                        "key": focus.key, "key_token": q(ps.key_tokens[focus.key]),
+                        "blocks": "; ".join(f"{b.layer}: h{b.head} → {q(ps.key_tokens[b.key])} {b.weight:.0%}"
+                                            for b in ps.blocks),
+                        "_layer": focus.layer, "_head": focus.head}
+    writer = max(ps.blocks, key=lambda b: b.mlp_norm)
+    ms = mlp_summary(s, None, Selection(None, Stage.block(writer.layer), writer.layer, 0))
+    out["mlp"] = {**common, "layer": writer.layer, "mlp_norm": f"{writer.mlp_norm:.2f}", "n_active": ms.n_active,
+                  "active": ACTIVE, "promotes": ", ".join(q(i) for i, _ in ms.promotes[:6]), "_layer": writer.layer}
+    rs = residual_summary(s, base)
+    close = next((k for k, c in enumerate(rs.cos_to_final) if c >= 0.9), len(rs.cos_to_final) - 1)
+    out["residual"] = {**common, "first_norm": f"{rs.resid_norm[0]:.2f}", "last_norm": f"{rs.resid_norm[-1]:.2f}",
+                       "cos_half": "0.9", "half_block": max(0, close - 1)}
+    lt = lens_target(s, int(ps.top_ids[0]), base)
+    ranks = [int(r) for r in lt.ranks]
+    settled = next(k for k in range(len(ranks)) if all(r == 0 for r in ranks[k:]))
+    out["lens"] = {**common, "final_token": q(ps.top_ids[0]), "settled": settled, "final_prob": _pct(lt.probs[-1])}
+    out["lm_head"] = {**common, "ln_in": f"{ps.ln_in_norm:.2f}", "ln_out": f"{ps.ln_out_norm:.2f}",
+                      "top_logits": ", ".join(f"{q(i)} {v:.2f}" for i, v in zip(ps.top_ids, ps.top_logits)),
+                      "top_probs": ", ".join(f"{q(i)} {_pct(p)}" for i, p in zip(ps.top_ids, ps.top_probs)),
+                      "entropy": f"{ps.entropy:.2f}", "max_entropy": f"{ps.max_entropy:.1f}"}
+    c = ps.choice
+    st = s.sampling
+    off = rt.words()["none"]
+    out["sampling"] = {**common, "temperature": f"{st.temperature:g}", "top_k": st.top_k or off,
+                       "top_p": f"{st.top_p:g}", "seed": st.seed, "n_kept": f"{c.n_kept:,}", "chosen": q(c.chosen),
+                       "p_final": _pct(c.p_final), "p_raw": _pct(c.p_raw), "_chosen": int(c.chosen)}
+    out["kv_cache"] = {**common, "kv_mb": f"{s.kv_cache_mb():.2f}", "chosen": q(c.chosen)}
+    try:
+        path = path_summary(s, "", "", DEFAULT_THRESHOLD)
+    except Exception:  # noqa: BLE001 - attribution is a bonus: a model it cannot explain still gets a report
+        path = None
+    if path is not None:
+        out["attribution"] = {**common, "target": "“" + path.target_text + "”", "logit": f"{path.logit:.3f}",
+                              "headline": path.headline,
+                              "parts": ", ".join(f"{b.label} {b.value:+.2f}" for b in path.bars[:6])}
+    return out
+
+
+def _selection_for(key: str, n: dict) -> Selection:
+    layer, head = n.get("_layer", 0), n.get("_head", 0)
+    stage = {"tokens": TOKENS, "embeddings": EMBED, "lm_head": LM_HEAD}.get(key, CHOOSE)
+    if key in ("attention", "mlp"):
+        stage = Stage.block(layer)
+    return Selection(position=None, stage=stage, layer=layer, head=head)
+
+
+def _public(n: dict) -> dict:
+    return {k: v for k, v in n.items() if not k.startswith("_")}
+
+
+def build_document(state, command: str = "", theme: Theme = Theme(), scale: float = 2.0,
+                   progress: Callable[[int, int], bool] | None = None, img_w: int = IMG_W) -> tuple[str, dict[str, QImage]]:
+    """The report as HTML (images referenced as ``fig-<section>.png``) and those images."""
+    from gpt2viz.widgets.snapshot import figure_of, interventions_text
+
+    s = state.session("A")
+    m, cfg, h = s.model, s.model.config, s.history
+    tok = m.tokenizer
+    w = rt.words()
+    nums = numbers(state)
+    keys = [k for k in (*rt.SECTIONS, "attribution") if k in nums]
+    images: dict[str, QImage] = {}
+    e = html.escape
+    chosen = nums["sampling"]["chosen"]
+    generated = tok.decode(list(h.tokens[h.prompt_len:])) if len(h.tokens) > h.prompt_len else ""
+    date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [
+        "<html><head><meta charset='utf-8'><style>"
+        "body{font-family:'DejaVu Sans','Noto Sans CJK SC',sans-serif;font-size:10.5pt;}"
+        "h1{font-size:22pt;} h2{font-size:15pt;margin-top:6px;} .muted{color:#555;} td{padding:2px 8px;}"
+        "</style></head><body>",
+        f"<h1>{e(w['title'])}</h1><p class='muted'>{e(w['subtitle'])}</p>",
+        "<table>",
+        f"<tr><td><b>{e(w['prompt'])}</b></td><td>“{e(s.prompt)}”</td></tr>",
+        f"<tr><td><b>{e(w['generated'])}</b></td><td>{e(repr(generated)) if generated else e(w['none'])}</td></tr>",
+        f"<tr><td><b>{e(w['next'])}</b></td><td>{e(chosen)}</td></tr>",
+        f"<tr><td><b>{e(w['model'])}</b></td><td>{e(m.name)} — " + e(w["size"].format(
+            params=f"{m.n_params:,}", n_layer=cfg.n_layer, n_head=cfg.n_head, n_embd=cfg.n_embd,
+            n_positions=cfg.n_positions)) + "</td></tr>",
+        f"<tr><td><b>{e(w['date'])}</b></td><td>{e(date)}</td></tr></table>",
+        f"<h3>{e(w['contents'])}</h3><ol>" + "".join(f"<li>{e(rt.section_title(k))}</li>" for k in keys) + "</ol>",
+    ]
+    for i, key in enumerate(keys):
+        if progress and progress(i, len(keys)) is False:
+            raise InterruptedError("cancelled")
+        n = nums[key]
+        parts.append(f"<h2 style='page-break-before: always'>{i + 1}. {e(rt.section_title(key))}</h2>")
+        parts.append(f"<p>{e(rt.section_text(key, _public(n)))}</p>")
+        view = _FIGURE.get(key)
+        if view is not None:
+            fig = figure_of(state, view, {}, selection=_selection_for(key, n))
+            images[key] = render_png(fig, scale, theme)
+            parts.append(f"<p align='center'><img src='fig-{key}.png' width='{img_w}'></p>")
+        if key == "attention":  # the head that focused most, large
+            fig = figure_of(state, "head", {}, selection=_selection_for(key, n))
+            images["head"] = render_png(fig, scale, theme)
+            parts.append(f"<p align='center'><img src='fig-head.png' width='{round(img_w * 0.8)}'></p>")
+    ivs = interventions_text(s) or w["none"]
+    files = m.manifest.get("files", {})
+    st = s.sampling
+    parts.append(f"<h2 style='page-break-before: always'>{e(w['repro'])}</h2><table>")
+    parts += [f"<tr><td><b>{e(w['sha'])}</b></td><td><code>{e(k)}: {e(v)}</code></td></tr>" for k, v in files.items()]
+    parts += [
+        f"<tr><td><b>{e(w['settings'])}</b></td><td>temperature {st.temperature:g}, top-k {st.top_k}, "
+        f"top-p {st.top_p:g}, seed {st.seed}; {len(h.generated)} step(s) after the prompt</td></tr>",
+        f"<tr><td><b>{e(w['interventions'])}</b></td><td>{e(ivs)}</td></tr>",
+        f"<tr><td><b>{e(w['version'])}</b></td><td>gpt2viz {e(__version__)}</td></tr>",
+        f"<tr><td><b>{e(w['command'])}</b></td><td><code>{e(command)}</code></td></tr>" if command else "",
+        "</table></body></html>"]
+    if progress:
+        progress(len(keys), len(keys))
+    return "\n".join(parts), images
+
+
+def _png_bytes(img: QImage) -> bytes:
+    from gpt2viz.widgets.snapshot import png_bytes
+
+    return png_bytes(img)
+
+
+def write_report(state, out: Path, force: bool = False, command: str = "", dark: bool = False,
+                 progress: Callable[[int, int], bool] | None = None) -> Path:
+    """Write the report of ``state``'s session A to ``out`` (.pdf, or .html with images embedded)."""
+    out = Path(out)
+    ext = out.suffix.lower()
+    if ext not in (".pdf", ".html", ".htm"):
+        raise WriteError(f"{out}: the report is a .pdf or an .html file")
+    check_writable(out, force)
+    margins_mm = (0, 0, 0, 0)  # QTextDocument.print_ keeps 2 cm around the text itself
+    img_w = IMG_W
+    if ext == ".pdf":  # QTextDocument lays a printed page out at the screen's logical dpi: fit the text width
+        from PySide6.QtGui import QGuiApplication
+
+        screen = QGuiApplication.primaryScreen()
+        dpi = screen.logicalDotsPerInchX() if screen is not None else 96.0
+        img_w = int((210 - 40 - margins_mm[0] - margins_mm[2]) / 25.4 * dpi) - 12
+    text, images = build_document(state, command, Theme(dark=dark), progress=progress, img_w=img_w)
+    if ext != ".pdf":
+        for key, img in images.items():
+            uri = "data:image/png;base64," + base64.b64encode(_png_bytes(img)).decode()
+            text = text.replace(f"src='fig-{key}.png'", f"src='{uri}'")
+        return atomic_write(out, text.encode("utf-8"), force)
+    doc = QTextDocument()
+    for key, img in images.items():
+        doc.addResource(QTextDocument.ImageResource, QUrl(f"fig-{key}.png"), img)
+    doc.setHtml(text)
+    tmp = out.with_name(out.name + ".part")
+    writer = QPdfWriter(str(tmp))
+    writer.setPageSize(QPageSize(QPageSize.A4))
+    writer.setPageMargins(QMarginsF(*margins_mm), QPageLayout.Millimeter)
+    writer.setResolution(300)
+    writer.setTitle(rt.words()["title"] + " — " + state.session("A").prompt)
+    writer.setCreator(f"gpt2viz {__version__}")
+    try:
+        doc.print_(writer)
+        del writer  # closes the file
+        data = tmp.read_bytes()
+    finally:
+        tmp.unlink(missing_ok=True)
+    if not data.startswith(b"%PDF"):
+        raise WriteError(f"{out}: Qt did not write a PDF")
+    return atomic_write(out, data, force)
+
+
+def page_count(pdf: bytes) -> int:
+    """Pages of a PDF Qt wrote (its /Count)."""
+    import re
+
+    m = re.findall(rb"/Count (\d+)", pdf)
+    return max(int(x) for x in m) if m else 0
+
+
