@@ -8,7 +8,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QProcess, Qt
 from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
+                               QMainWindow,
                                QMessageBox, QProgressDialog, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
 from gpt2viz.app import i18n
@@ -19,6 +20,7 @@ from gpt2viz.core.manifest import ModelFolderError
 from gpt2viz.widgets.controls import StepControls
 from gpt2viz.widgets.detail_tabs import DetailTabs
 from gpt2viz.widgets.fonts import has_cjk_font
+from gpt2viz.widgets.journey import JourneyPanel
 from gpt2viz.widgets.language import Retranslating
 from gpt2viz.widgets.pipeline import PipelineView
 from gpt2viz.widgets.prob_chart import ProbabilityChart
@@ -75,6 +77,14 @@ class MainWindow(Retranslating, QMainWindow):
         self.setCentralWidget(central)
         self.status = QLabel()
         self.statusBar().addPermanentWidget(self.status)
+        self.journey = JourneyPanel(state)
+        self.journey.sigOpenView.connect(self.show_view)
+        self.journey_dock = QDockWidget(self)
+        self.journey_dock.setObjectName("journey")
+        self.journey_dock.setWidget(self.journey)
+        self.journey_dock.setMinimumWidth(340)
+        self.addDockWidget(Qt.RightDockWidgetArea, self.journey_dock)
+        self.journey_dock.hide()
         self._build_menu()
         self._bind_keys()
         self._context_menus()
@@ -104,6 +114,8 @@ class MainWindow(Retranslating, QMainWindow):
         m["model"].setTitle(self.tr("&Model"))
         m["export"].setTitle(self.tr("&Export"))
         m["language"].setTitle(self.tr("&Language"))
+        m["journey"].setTitle(self.tr("&Journey"))
+        self.journey_dock.setWindowTitle(self.tr("Guided journey"))
         a = self.actions_by_name
         a["open"].setText(self.tr("&Open model folder…"))
         a["get"].setText(self.tr("&Get GPT-2…"))
@@ -111,9 +123,27 @@ class MainWindow(Retranslating, QMainWindow):
         a["export_view"].setText(self.tr("Export &view as PNG or SVG…"))
         a["export_layers"].setText(self.tr("Export &all layers…"))
         a["export_data"].setText(self.tr("Export &data (every hook, .npz + .json)…"))
+        a["journey"].setText(self.tr("&Guided journey through the stages"))
+        a["journey"].setToolTip(self.tr("One page per stage of the token's life, with your prompt's numbers "
+                                        "(PgDown / PgUp to turn pages)"))
         for code, act in self.language_actions.items():
             act.setChecked(code == i18n.current_language())
         self._update_status()
+
+    def open_journey(self, page: int = 0) -> None:
+        """Show the guided journey at ``page`` (0 = the text)."""
+        self.journey_dock.show()
+        self.actions_by_name["journey"].setChecked(True)
+        self.journey.go(page)
+
+    def show_view(self, view: str) -> None:
+        """Bring ``view`` forward (a detail tab, or the focus on the chart's sliders)."""
+        from gpt2viz.widgets.view_names import TAB
+
+        if view in TAB:
+            self.detail.setCurrentWidget(self.detail.views[TAB[view]])
+        elif view == "chart":
+            self.chart.temp.setFocus()
 
     def set_language(self, code: str) -> None:
         """Switch the whole window to ``code`` ("en" or "zh") now, and remember it."""
@@ -159,6 +189,12 @@ class MainWindow(Retranslating, QMainWindow):
         a.triggered.connect(self.export_data)
         e.addAction(a)
         e.addSeparator()
+        j = self.menus["journey"] = self.menuBar().addMenu("")
+        a = self.actions_by_name["journey"] = QAction(self, checkable=True)
+        a.setShortcut(QKeySequence("F2"))
+        a.toggled.connect(lambda on: self.open_journey(self.journey.index) if on else self.journey_dock.hide())
+        j.addAction(a)
+        self.journey_dock.visibilityChanged.connect(a.setChecked)
         lang = self.menus["language"] = self.menuBar().addMenu("")
         group = QActionGroup(self)
         self.language_actions = {}
@@ -453,6 +489,8 @@ def run_app(model_spec: str | None = None, settings_path: str | None = None, pro
     win = MainWindow(state)
     if prompt is not None:
         win.prompt.setText(prompt)
+    if journey:
+        win.open_journey()
     pending = [steps]
 
     def auto_step(_name=None):

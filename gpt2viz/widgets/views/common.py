@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QSpinBox, QWidget
 
 _CMAP = pg.colormap.get("viridis")
 MASKED_RGBA = (110, 110, 110, 255)
@@ -67,6 +67,9 @@ def note(text: str = "") -> QLabel:
     """A wrapped explanatory label."""
     lbl = QLabel(text)
     lbl.setWordWrap(True)
+    # never squeezed under its text: a plot beside it would otherwise clip a caption that wraps to more
+    # lines (Chinese captions wrap differently from English ones)
+    lbl.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
     return lbl
 
 
