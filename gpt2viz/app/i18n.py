@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTranslator
 
 from gpt2viz.core.locations import resources_dir
 
@@ -89,6 +89,10 @@ def install(language: str, app: QCoreApplication | None = None) -> str:
                 for t in _installed:
                     app.installTranslator(t)
     _current = lang
+    if app is not None:
+        # Qt posts LanguageChange to each window; deliver now so the window is in the new language when
+        # this returns (a switch from the menu, a snapshot taken right after, a test asserting).
+        QCoreApplication.sendPostedEvents(None, QEvent.LanguageChange)
     return lang
 
 
