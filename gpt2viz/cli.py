@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", help="open the app with this prompt (it runs at once)")
     p.add_argument("--steps", type=int, default=0, help="with --prompt: take this many steps after the run")
     add_lang(p)
-    p.add_argument("--journey", action="store_true", help="open the guided journey: one stage of the token's life per page")
+    p.add_argument("--journey", nargs="?", type=int, const=1, metavar="PAGE",
+                   help="open the guided journey (one stage of the token's life per page), at PAGE 1-12 (default 1)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     t = sub.add_parser("tokenize", help="show how a text becomes GPT-2 tokens")

@@ -37,6 +37,7 @@ class JourneyPanel(Retranslating, QWidget):
         self.state, self.name, self.session = state, session, state.session(session)
         self.index = 0
         self.page: JourneyPage | None = None
+        self._pending = False  # a page was asked for before any run: bring its view forward once there is one
         self.title = QLabel()
         f = self.title.font()
         f.setBold(True)
@@ -90,9 +91,11 @@ class JourneyPanel(Retranslating, QWidget):
     def go(self, index: int) -> None:
         """Show page ``index`` (clamped) and bring its stage and view forward."""
         self.index = max(0, min(len(PAGES) - 1, index))
+        self._pending = False
         self.refresh()
         p = self.page
         if p is None:
+            self._pending = True
             return
         if p.stage.is_block:
             self.state.select_block(p.stage.layer, p.numbers.get("head"), self.name)
@@ -114,5 +117,8 @@ class JourneyPanel(Retranslating, QWidget):
                                                   "text, with its numbers.")))
             return
         self.page = journey_page(s, self.key)
+        if self._pending and self.isVisible():
+            self.go(self.index)  # the run the page waited for has arrived
+            return
         paras = page_text(self.key, self.page.numbers).split("\n\n")
         self.text.setText("".join(f"<p>{html.escape(p)}</p>" for p in paras))

@@ -470,12 +470,12 @@ def _caption(text: str = "") -> QLabel:
 
 
 def run_app(model_spec: str | None = None, settings_path: str | None = None, prompt: str | None = None,
-            steps: int = 0, lang: str | None = None, journey: bool = False) -> int:
+            steps: int = 0, lang: str | None = None, journey: int | None = None) -> int:
     """Open the main window with ``model_spec`` (a folder or name), else the last or the default model.
 
     ``prompt`` replaces the remembered prompt; it runs as soon as the model is loaded, then ``steps``
     tokens are generated (a lesson can open on a prepared state). ``lang`` ("en" / "zh") overrides the
-    remembered or system language for this run; ``journey`` opens the guided journey.
+    remembered or system language for this run; ``journey`` opens the guided journey at that page (1-based).
     """
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gpt2viz")
@@ -489,8 +489,8 @@ def run_app(model_spec: str | None = None, settings_path: str | None = None, pro
     win = MainWindow(state)
     if prompt is not None:
         win.prompt.setText(prompt)
-    if journey:
-        win.open_journey()
+    if journey is not None:
+        win.open_journey(journey - 1)
     pending = [steps]
 
     def auto_step(_name=None):

@@ -45,7 +45,7 @@
     </message>
     <message>
         <source>layer {layer}, head {head}: {what} (rows read, columns are read)</source>
-        <translation>第 {layer} 层，头 {head}：{what}（行是读取者，列是被读取者）</translation>
+        <translation>第 {layer} 层 · 头 {head}：{what}（行读取列）</translation>
     </message>
     <message>
         <source>what {token} (position {pos}) reads, head {head}</source>
@@ -348,7 +348,7 @@
     </message>
     <message>
         <source>depth (0 = embeddings, then after each block)</source>
-        <translation>深度（0 = 嵌入，之后依次为每个模块之后）</translation>
+        <translation>深度（0 = 嵌入，之后逐模块）</translation>
     </message>
     <message>
         <source>probability</source>
@@ -794,7 +794,7 @@ Without network: download &apos;openai-community/gpt2&apos; (config.json, model.
     </message>
     <message>
         <source>depth (0 = embeddings, then after each block)</source>
-        <translation>深度（0 = 嵌入，之后依次为每个模块之后）</translation>
+        <translation>深度（0 = 嵌入，之后逐模块）</translation>
     </message>
     <message>
         <source>residual after</source>
