@@ -25,6 +25,20 @@ def _add_model(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", metavar="DIR|NAME", help="model folder or name (default: the bundled 'atlas')")
 
 
+LANG_CHOICES = ("en", "zh")
+
+
+def add_lang(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    """``--lang en|zh``: the language of the window or of the pictures' texts (shared by app, snapshot, report).
+
+    ``default`` None means: the language remembered from the Language menu, else the system's.
+    Commands that write files pass "en" so a script gets the same pictures on every machine.
+    """
+    p.add_argument("--lang", choices=LANG_CHOICES, default=default,
+                   help="language of the texts: en (English) or zh (简体中文)" +
+                   (f" (default {default})" if default else " (default: the last choice, else the system's)"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; also documents the command line in the README."""
     p = _Parser(prog="gpt2viz", description="Trace the life of one token through GPT-2. "
@@ -33,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model(p)
     p.add_argument("--prompt", help="open the app with this prompt (it runs at once)")
     p.add_argument("--steps", type=int, default=0, help="with --prompt: take this many steps after the run")
+    add_lang(p)
+    p.add_argument("--journey", nargs="?", type=int, const=1, metavar="PAGE",
+                   help="open the guided journey (one stage of the token's life per page), at PAGE 1-12 (default 1)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     t = sub.add_parser("tokenize", help="show how a text becomes GPT-2 tokens")
@@ -91,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     sn.add_argument("--format", choices=["png", "svg"], default="png", help="with --all-layers (default png)")
     sn.add_argument("--scale", type=float, default=1.0, help="PNG resolution factor (default 1)")
     sn.add_argument("--force", action="store_true", help="replace existing files")
+    add_lang(sn, "en")
     sn.add_argument("--dark", action="store_true", help="dark background (default: light, for paper)")
 
     rp = sub.add_parser("report", help="the whole life of the next token as one document (PDF, or HTML)")
@@ -101,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--top-k", type=int, default=0)
     rp.add_argument("--top-p", type=float, default=1.0)
     rp.add_argument("--seed", type=int, default=0)
-    rp.add_argument("--lang", choices=["en", "zh"], default="en", help="language of the text (default en)")
+    add_lang(rp, "en")
     rp.add_argument("--dark", action="store_true", help="figures on a dark background")
     rp.add_argument("--out", required=True, type=Path, help="FILE.pdf, or FILE.html (images embedded)")
     rp.add_argument("--force", action="store_true", help="replace an existing file")
@@ -257,7 +275,7 @@ def cmd_app(a) -> int:
         raise CliError(f"the desktop app cannot start: {e}. The command line (`gpt2viz run`, "
                        "`gpt2viz tokenize`) works without it") from None
     qt_messages.install()
-    return run_app(a.model, prompt=a.prompt, steps=max(0, a.steps))
+    return run_app(a.model, prompt=a.prompt, steps=max(0, a.steps), lang=a.lang, journey=a.journey)
 
 
 def cmd_patch(a) -> int:

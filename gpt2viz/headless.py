@@ -54,7 +54,10 @@ def run_snapshot(a) -> list[Path]:
     from gpt2viz.app.state import AppState
     from gpt2viz.widgets.main_window import MainWindow
 
+    from gpt2viz.app import i18n
+
     _app = QApplication.instance() or QApplication(["gpt2viz"])  # kept alive for the widgets below
+    i18n.install(getattr(a, "lang", None) or "en", _app)
     state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "snapshot.ini")))
     state.set_sampling(**asdict(settings))
     win = MainWindow(state)

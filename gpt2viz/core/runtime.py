@@ -95,7 +95,6 @@ class Model:
         # calls without interventions run the same graph with those nodes stripped (built in memory
         # from the file; today's graph exactly), and the intervention graph gets its own session the
         # first time an intervention is asked for (then the weights are held twice).
-        self._iv_session = None  # set by _open_sessions when one session serves both (a > 2 GB graph)
         try:
             self.session, self._iv_inputs = self._open_sessions(path)
         except Exception as e:  # onnxruntime raises its own exception types for bad graphs

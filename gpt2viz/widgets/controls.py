@@ -6,22 +6,17 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
 
 from gpt2viz.app.state import AppState
+from gpt2viz.widgets.language import Retranslating
 
 
-class StepControls(QWidget):
+class StepControls(Retranslating, QWidget):
     """Buttons that drive generation; the keys are bound by the main window."""
 
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.state = state
-        self.back_btn = QPushButton(self.tr("◀ Back"))
-        self.step_btn = QPushButton(self.tr("Step ▶"))
-        self.play_btn = QPushButton(self.tr("Play"))
-        self.reset_btn = QPushButton(self.tr("Reset"))
-        self.back_btn.setToolTip(self.tr("Undo the last step (←): restores the stored state, no recomputation"))
-        self.step_btn.setToolTip(self.tr("Append one token using the KV cache (Space or →)"))
-        self.play_btn.setToolTip(self.tr("Step automatically at the pace on the right"))
-        self.reset_btn.setToolTip(self.tr("Back to the prompt"))
+        self.back_btn, self.step_btn, self.play_btn, self.reset_btn = (QPushButton() for _ in range(4))
+        self.pace_name = QLabel()
         self.pace = QSlider(Qt.Horizontal)
         self.pace.setRange(0, 1500)
         self.pace.setValue(400)
@@ -37,14 +32,31 @@ class StepControls(QWidget):
         for w in (self.back_btn, self.step_btn, self.play_btn, self.reset_btn):
             lay.addWidget(w)
         lay.addSpacing(12)
-        lay.addWidget(QLabel(self.tr("Pace")))
+        lay.addWidget(self.pace_name)
         lay.addWidget(self.pace)
         lay.addWidget(self.pace_lbl)
         lay.addStretch(1)
-        state.sigPlaying.connect(lambda on: self.play_btn.setText(self.tr("Pause") if on else self.tr("Play")))
+        state.sigPlaying.connect(lambda _on: self._play_text())
         state.sigHistory.connect(lambda _name: self._enable())
+        self.retranslate()
         self._pace(self.pace.value())
         self._enable()
+
+    def retranslate(self) -> None:
+        """Set every text in the current language."""
+        self.back_btn.setText(self.tr("◀ Back"))
+        self.step_btn.setText(self.tr("Step ▶"))
+        self.reset_btn.setText(self.tr("Reset"))
+        self.back_btn.setToolTip(self.tr("Undo the last step (←): restores the stored state, no recomputation"))
+        self.step_btn.setToolTip(self.tr("Append one token using the KV cache (Space or →)"))
+        self.play_btn.setToolTip(self.tr("Step automatically at the pace on the right"))
+        self.reset_btn.setToolTip(self.tr("Back to the prompt"))
+        self.pace_name.setText(self.tr("Pace"))
+        self.pace_lbl.setText(self.tr("{ms} ms").format(ms=self.pace.value()))
+        self._play_text()
+
+    def _play_text(self) -> None:
+        self.play_btn.setText(self.tr("Pause") if self.state.playing else self.tr("Play"))
 
     def _toggle(self) -> None:
         (self.state.pause if self.state.playing else self.state.play)()

@@ -6,6 +6,7 @@ from PySide6.QtWidgets import QTabWidget
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.session import StageKind
+from gpt2viz.widgets.language import Retranslating
 from gpt2viz.widgets.view_names import STAGE_VIEW, TAB
 from gpt2viz.widgets.views.attention_view import AttentionView
 from gpt2viz.widgets.views.embed_view import EmbeddingsView
@@ -16,7 +17,7 @@ from gpt2viz.widgets.views.residual_view import ResidualView
 from gpt2viz.widgets.views.tokens_view import TokensView
 
 
-class DetailTabs(QTabWidget):
+class DetailTabs(Retranslating, QTabWidget):
     """Tokens, Embeddings, Attention, MLP, Logit lens, Residual, Path, for one session."""
 
     def __init__(self, state: AppState, session: str = "A", parent=None):
@@ -34,6 +35,11 @@ class DetailTabs(QTabWidget):
         self._stage = None
         state.sigSelection.connect(lambda name: name == self.name and self._follow_stage())
         self._follow_stage()
+
+    def retranslate(self) -> None:
+        """Tab titles in the current language (each view retranslates itself)."""
+        for name, view in self.views.items():
+            self.setTabText(self.indexOf(view), self.tab_label(name))
 
     def tab_label(self, name: str) -> str:
         """The shown title of the tab called ``name`` (the English names stay the views' keys)."""

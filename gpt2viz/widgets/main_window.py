@@ -7,16 +7,21 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QProcess, Qt
-from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
+from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence, QShortcut
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
+                               QMainWindow,
                                QMessageBox, QProgressDialog, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
+from gpt2viz.app import i18n
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
 from gpt2viz.core.locations import find_models, resources_dir, resolve_model, user_models_dir
 from gpt2viz.core.manifest import ModelFolderError
 from gpt2viz.widgets.controls import StepControls
 from gpt2viz.widgets.detail_tabs import DetailTabs
+from gpt2viz.widgets.fonts import has_cjk_font
+from gpt2viz.widgets.journey import JourneyPanel
+from gpt2viz.widgets.language import Retranslating
 from gpt2viz.widgets.pipeline import PipelineView
 from gpt2viz.widgets.prob_chart import ProbabilityChart
 from gpt2viz.widgets.snapshot import view_title
@@ -25,27 +30,26 @@ from gpt2viz.widgets.token_strip import TokenStrip
 DEFAULT_PROMPT = "The capital of France is"
 
 
-class MainWindow(QMainWindow):
+class MainWindow(Retranslating, QMainWindow):
     """Everything a person sees; owns no model, only the AppState."""
 
     def __init__(self, state: AppState):
         super().__init__()
         self.state = state
-        self.setWindowTitle(self.tr("gpt2viz — the life of a token in GPT-2"))
         self.model_box = QComboBox()
         self.model_box.setMinimumWidth(220)
         self.model_box.activated.connect(self._on_model_picked)
         self.prompt = QLineEdit(state.settings.text("prompt/last", DEFAULT_PROMPT))
-        self.prompt.setPlaceholderText(self.tr("Type a prompt, then Run (Ctrl+Enter)"))
         self.prompt.returnPressed.connect(self.run_prompt)
-        self.run_btn = QPushButton(self.tr("Run"))
+        self.run_btn = QPushButton()
         self.run_btn.setDefault(True)
         self.run_btn.clicked.connect(self.run_prompt)
         top = QHBoxLayout()
-        top.addWidget(QLabel(self.tr("Model")))
+        self.model_lbl, self.prompt_lbl = QLabel(), QLabel()
+        top.addWidget(self.model_lbl)
         top.addWidget(self.model_box)
         top.addSpacing(10)
-        top.addWidget(QLabel(self.tr("Prompt")))
+        top.addWidget(self.prompt_lbl)
         top.addWidget(self.prompt, 1)
         top.addWidget(self.run_btn)
 
@@ -63,15 +67,24 @@ class MainWindow(QMainWindow):
         central = QWidget()
         lay = QVBoxLayout(central)
         lay.addLayout(top)
-        lay.addWidget(_caption(self.tr("Tokens — click one to follow that position; generated tokens are green")))
+        self.tokens_caption, self.pipeline_caption = _caption(), _caption()
+        lay.addWidget(self.tokens_caption)
         lay.addWidget(self.tokens)
-        lay.addWidget(_caption(self.tr("Pipeline — the path the selected token travels; click a stage")))
+        lay.addWidget(self.pipeline_caption)
         lay.addWidget(self.pipeline)
         lay.addWidget(self.splitter, 1)
         lay.addWidget(self.controls)
         self.setCentralWidget(central)
         self.status = QLabel()
         self.statusBar().addPermanentWidget(self.status)
+        self.journey = JourneyPanel(state)
+        self.journey.sigOpenView.connect(self.show_view)
+        self.journey_dock = QDockWidget(self)
+        self.journey_dock.setObjectName("journey")
+        self.journey_dock.setWidget(self.journey)
+        self.journey_dock.setMinimumWidth(340)
+        self.addDockWidget(Qt.RightDockWidgetArea, self.journey_dock)
+        self.journey_dock.hide()
         self._build_menu()
         self._bind_keys()
         self._context_menus()
@@ -85,30 +98,95 @@ class MainWindow(QMainWindow):
         state.sigError.connect(self.show_error)
         self._fill_models()
         self._restore()
+        self.retranslate()
+        self._cjk_warned = False
+        self.check_fonts()
+
+    def retranslate(self) -> None:
+        """Every text the window owns, in the current language (child widgets retranslate themselves)."""
+        self.setWindowTitle(self.tr("gpt2viz — the life of a token in GPT-2"))
+        self.prompt.setPlaceholderText(self.tr("Type a prompt, then Run (Ctrl+Enter)"))
+        self.model_lbl.setText(self.tr("Model"))
+        self.prompt_lbl.setText(self.tr("Prompt"))
+        self.tokens_caption.setText(self.tr("Tokens — click one to follow that position; generated tokens are green"))
+        self.pipeline_caption.setText(self.tr("Pipeline — the path the selected token travels; click a stage"))
+        self.run_btn.setText(self.tr("Running…") if self.state.busy else self.tr("Run"))
+        m = self.menus
+        m["model"].setTitle(self.tr("&Model"))
+        m["export"].setTitle(self.tr("&Export"))
+        m["language"].setTitle(self.tr("&Language"))
+        m["journey"].setTitle(self.tr("&Journey"))
+        self.journey_dock.setWindowTitle(self.tr("Guided journey"))
+        a = self.actions_by_name
+        a["open"].setText(self.tr("&Open model folder…"))
+        a["get"].setText(self.tr("&Get GPT-2…"))
+        a["quit"].setText(self.tr("&Quit"))
+        a["export_view"].setText(self.tr("Export &view as PNG or SVG…"))
+        a["export_layers"].setText(self.tr("Export &all layers…"))
+        a["export_data"].setText(self.tr("Export &data (every hook, .npz + .json)…"))
+        a["journey"].setText(self.tr("&Guided journey through the stages"))
+        a["journey"].setToolTip(self.tr("One page per stage of the token's life, with your prompt's numbers "
+                                        "(PgDown / PgUp to turn pages)"))
+        for code, act in self.language_actions.items():
+            act.setChecked(code == i18n.current_language())
+        self._update_status()
+
+    def open_journey(self, page: int = 0) -> None:
+        """Show the guided journey at ``page`` (0 = the text)."""
+        self.journey_dock.show()
+        self.actions_by_name["journey"].setChecked(True)
+        self.journey.go(page)
+
+    def show_view(self, view: str) -> None:
+        """Bring ``view`` forward (a detail tab, or the focus on the chart's sliders)."""
+        from gpt2viz.widgets.view_names import TAB
+
+        if view in TAB:
+            self.detail.setCurrentWidget(self.detail.views[TAB[view]])
+        elif view == "chart":
+            self.chart.temp.setFocus()
+
+    def set_language(self, code: str) -> None:
+        """Switch the whole window to ``code`` ("en" or "zh") now, and remember it."""
+        i18n.switch(code, self.state.settings)
+        for c, act in self.language_actions.items():
+            act.setChecked(c == i18n.current_language())
+
+    def check_fonts(self) -> bool:
+        """Warn once, in the status bar, when no installed font can draw Chinese (tokens would be boxes)."""
+        ok = has_cjk_font()
+        if not ok and not self._cjk_warned:
+            self._cjk_warned = True
+            self.statusBar().showMessage(self.tr(
+                "No font for Chinese characters was found: CJK text and tokens will show as boxes. Install "
+                "a CJK font (Debian/Ubuntu: fonts-noto-cjk)."), 30000)
+        return ok
 
     # ---- layout and persistence ----------------------------------------------------------------
     def _build_menu(self) -> None:
-        m = self.menuBar().addMenu(self.tr("&Model"))
-        a = QAction(self.tr("&Open model folder…"), self)
+        # texts are set by retranslate(): keep the menus and actions by name
+        self.menus, self.actions_by_name = {}, {}
+        m = self.menus["model"] = self.menuBar().addMenu("")
+        a = self.actions_by_name["open"] = QAction(self)
         a.triggered.connect(self.open_folder)
         m.addAction(a)
-        a = QAction(self.tr("&Get GPT-2…"), self)
+        a = self.actions_by_name["get"] = QAction(self)
         a.triggered.connect(self.get_gpt2)
         m.addAction(a)
         m.addSeparator()
-        a = QAction(self.tr("&Quit"), self)
+        a = self.actions_by_name["quit"] = QAction(self)
         a.setShortcut(QKeySequence.Quit)
         a.triggered.connect(self.close)
         m.addAction(a)
-        e = self.menuBar().addMenu(self.tr("&Export"))
-        a = QAction(self.tr("Export &view as PNG or SVG…"), self)
+        e = self.menus["export"] = self.menuBar().addMenu("")
+        a = self.actions_by_name["export_view"] = QAction(self)
         a.setShortcut(QKeySequence("Ctrl+E"))
         a.triggered.connect(self.export_view)
         e.addAction(a)
-        a = QAction(self.tr("Export &all layers…"), self)
+        a = self.actions_by_name["export_layers"] = QAction(self)
         a.triggered.connect(self.export_all_layers)
         e.addAction(a)
-        a = QAction(self.tr("Export &data (every hook, .npz + .json)…"), self)
+        a = self.actions_by_name["export_data"] = QAction(self)
         a.triggered.connect(self.export_data)
         e.addAction(a)
         e.addSeparator()
@@ -121,6 +199,21 @@ class MainWindow(QMainWindow):
         a.setChecked(self.state.settings.text("export/dark", "0") == "1")
         a.toggled.connect(lambda on: self.state.settings.set("export/dark", "1" if on else "0"))
         e.addAction(a)
+        j = self.menus["journey"] = self.menuBar().addMenu("")
+        a = self.actions_by_name["journey"] = QAction(self, checkable=True)
+        a.setShortcut(QKeySequence("F2"))
+        a.toggled.connect(lambda on: self.open_journey(self.journey.index) if on else self.journey_dock.hide())
+        j.addAction(a)
+        self.journey_dock.visibilityChanged.connect(a.setChecked)
+        lang = self.menus["language"] = self.menuBar().addMenu("")
+        group = QActionGroup(self)
+        self.language_actions = {}
+        for code, name in i18n.LANGUAGES.items():  # each language named in itself: findable from either
+            act = QAction(name, self, checkable=True)
+            act.triggered.connect(lambda _=False, c=code: self.set_language(c))
+            group.addAction(act)
+            lang.addAction(act)
+            self.language_actions[code] = act
         self.export_scale = 2.0  # PNGs at twice the screen resolution: sharp on slides and in papers
 
     @property
@@ -420,7 +513,7 @@ class MainWindow(QMainWindow):
         dlg.show()
 
 
-def _caption(text: str) -> QLabel:
+def _caption(text: str = "") -> QLabel:
     lbl = QLabel(text)
     lbl.setStyleSheet("color: palette(mid); font-size: 9pt")
     return lbl
@@ -459,11 +552,12 @@ def close_on_signals(win: QMainWindow) -> None:
 
 
 def run_app(model_spec: str | None = None, settings_path: str | None = None, prompt: str | None = None,
-            steps: int = 0) -> int:
+            steps: int = 0, lang: str | None = None, journey: int | None = None) -> int:
     """Open the main window with ``model_spec`` (a folder or name), else the last or the default model.
 
     ``prompt`` replaces the remembered prompt; it runs as soon as the model is loaded, then ``steps``
-    tokens are generated (a lesson can open on a prepared state).
+    tokens are generated (a lesson can open on a prepared state). ``lang`` ("en" / "zh") overrides the
+    remembered or system language for this run; ``journey`` opens the guided journey at that page (1-based).
     """
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gpt2viz")
@@ -471,10 +565,14 @@ def run_app(model_spec: str | None = None, settings_path: str | None = None, pro
     icon = resources_dir() / "icons" / "gpt2viz.svg"
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
-    state = AppState(Settings(settings_path))
+    settings = Settings(settings_path)
+    i18n.install(i18n.choose_language(lang, settings), app)
+    state = AppState(settings)
     win = MainWindow(state)
     if prompt is not None:
         win.prompt.setText(prompt)
+    if journey is not None:
+        win.open_journey(journey - 1)
     pending = [steps]
 
     def auto_step(_name=None):

@@ -17,6 +17,7 @@ from gpt2viz.app.stages import cell_text, explain, stage_title
 from gpt2viz.app.state import AppState
 from gpt2viz.core.session import Stage
 from gpt2viz.core.viewmodels.pipeline import PipelineSummary, pipeline_summary
+from gpt2viz.widgets.language import Retranslating
 
 CELL_W, CELL_H, GAP = 92, 96, 14
 
@@ -111,7 +112,7 @@ class PipelineCells(QWidget):
         p.end()
 
 
-class PipelineView(QWidget):
+class PipelineView(Retranslating, QWidget):
     """Pipeline cells, Previous/Next stage, and the selected stage's plain-language explanation."""
 
     def __init__(self, state: AppState, session: str = "A", parent=None):
@@ -125,8 +126,8 @@ class PipelineView(QWidget):
         scroll.setWidget(self.cells)
         scroll.setFixedHeight(CELL_H + 36)
         scroll.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.prev_btn = QPushButton(self.tr("◀ Previous stage"))
-        self.next_btn = QPushButton(self.tr("Next stage ▶"))
+        self.prev_btn = QPushButton()
+        self.next_btn = QPushButton()
         self.prev_btn.clicked.connect(lambda: state.move_stage(-1, session))
         self.next_btn.clicked.connect(lambda: state.move_stage(+1, session))
         self.explanation = QLabel()
@@ -143,6 +144,12 @@ class PipelineView(QWidget):
         lay.addLayout(row)
         for sig in (state.sigModel, state.sigHistory, state.sigSelection, state.sigSampling):
             sig.connect(lambda name: name == self.name and self.refresh())
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        """Buttons, cells and explanation in the current language."""
+        self.prev_btn.setText(self.tr("◀ Previous stage"))
+        self.next_btn.setText(self.tr("Next stage ▶"))
         self.refresh()
 
     def _on_cell(self, stage: Stage) -> None:

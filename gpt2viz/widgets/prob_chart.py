@@ -16,9 +16,10 @@ from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QSlider, QSpinB
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.chart import N_BARS, ChartSummary, chart_summary
+from gpt2viz.widgets.language import Retranslating
 
 
-class ProbabilityChart(QWidget):
+class ProbabilityChart(Retranslating, QWidget):
     """Bar chart of the top next-token candidates, with temperature / top-k / top-p / seed controls."""
 
     sigForced = Signal(int)  # a bar was clicked: force this token as the next one
@@ -34,7 +35,6 @@ class ProbabilityChart(QWidget):
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(False, False)
         self.plot.hideButtons()
-        self.plot.getAxis("bottom").setLabel(self.tr("probability"))
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.getAxis("left").setWidth(120)
         for ax in ("left", "bottom"):
@@ -54,12 +54,11 @@ class ProbabilityChart(QWidget):
             self.labels.append(t)
         self.plot.scene().sigMouseClicked.connect(self._on_click)
 
-        self.title = QLabel(self.tr("Next token"))
+        self.title = QLabel()
         f = self.title.font()
         f.setBold(True)
         self.title.setFont(f)
-        self.legend = QLabel(self.tr("ghost bar = model's own probability · solid = after settings · "
-                                     "struck out = cut by top-k/top-p · ★ = what Step picks · click a bar to force it"))
+        self.legend = QLabel()
         self.legend.setWordWrap(True)
         self.legend.setStyleSheet("color: palette(mid); font-size: 9pt")
 
@@ -75,14 +74,15 @@ class ProbabilityChart(QWidget):
         self.seed = QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
         form = QFormLayout()
-        for name, slider, lbl in ((self.tr("Temperature"), self.temp, self.temp_lbl),
-                                  (self.tr("Top-k"), self.topk, self.topk_lbl), (self.tr("Top-p"), self.topp, self.topp_lbl)):
+        self.row_names = [QLabel() for _ in range(4)]  # Temperature, Top-k, Top-p, Seed: renamed on a language switch
+        for name, slider, lbl in zip(self.row_names, (self.temp, self.topk, self.topp),
+                                     (self.temp_lbl, self.topk_lbl, self.topp_lbl)):
             row = QHBoxLayout()
             row.addWidget(slider, 1)
             lbl.setMinimumWidth(70)
             row.addWidget(lbl)
             form.addRow(name, row)
-        form.addRow(self.tr("Seed"), self.seed)
+        form.addRow(self.row_names[3], self.seed)
         self.temp.valueChanged.connect(lambda v: self._set(temperature=v / 100))
         self.topk.valueChanged.connect(lambda v: self._set(top_k=v))
         self.topp.valueChanged.connect(lambda v: self._set(top_p=v / 100))
@@ -99,6 +99,16 @@ class ProbabilityChart(QWidget):
         state.sigSampling.connect(mine(self._sync_controls))
         state.sigSampling.connect(mine(self.redraw))
         state.sigModel.connect(mine(self.redraw))
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        """Fixed texts, slider read-outs and the chart's title in the current language."""
+        self.plot.getAxis("bottom").setLabel(self.tr("probability"))
+        self.legend.setText(self.tr("ghost bar = model's own probability · solid = after settings · "
+                                    "struck out = cut by top-k/top-p · ★ = what Step picks · click a bar to force it"))
+        for lbl, text in zip(self.row_names, (self.tr("Temperature"), self.tr("Top-k"), self.tr("Top-p"),
+                                              self.tr("Seed"))):
+            lbl.setText(text)
         self._sync_controls()
         self.redraw()
 

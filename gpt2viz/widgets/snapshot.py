@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QCoreApplication, QIODevice
+from PySide6.QtCore import QBuffer, QCoreApplication, QEvent, QIODevice
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
@@ -38,6 +38,10 @@ def _redraw(window) -> None:
     window.pipeline.refresh()
     window.chart.redraw()
     window.detail.currentWidget().refresh()
+    # New caption texts change label heights: lay out now (a picture is taken before the next event
+    # loop turn would do it), else a caption that wraps to more lines is drawn clipped.
+    for _ in range(3):  # nested layouts settle from the inside out
+        QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
 
 
 def facts(state, view: str) -> dict[str, str]:

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QToolButton, QWidget
 
 from gpt2viz.app.state import AppState
+from gpt2viz.widgets.language import Retranslating
 
 # Prompt tokens on the palette's button colour; generated tokens tinted so they stand apart.
 CHIP_CSS = """
@@ -15,7 +16,7 @@ QToolButton:checked { border: 2px solid palette(highlight); background: palette(
 """
 
 
-class TokenStrip(QScrollArea):
+class TokenStrip(Retranslating, QScrollArea):
     """Chips for the tokens of the current history; the selected position is checked."""
 
     MAX_CHIPS = 400  # a 1024-token text would make the strip unusable; the newest are what matters
@@ -41,6 +42,10 @@ class TokenStrip(QScrollArea):
         self._prompt_len = -1
         state.sigHistory.connect(lambda name: name == self.name and self._on_history())
         state.sigSelection.connect(lambda name: name == self.name and self._mark())
+        self._rebuild()
+
+    def retranslate(self) -> None:
+        """Chip tooltips and the empty-strip hint in the current language."""
         self._rebuild()
 
     def _on_history(self) -> None:

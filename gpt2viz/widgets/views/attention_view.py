@@ -22,9 +22,9 @@ class AttentionView(LazyView):
         self.bind(state, session)
         self.layer = layer_box(state, session)
         self.mode = QComboBox()
-        self.mode.addItems([self.tr("pattern (after softmax)"), self.tr("scores (before softmax)")])
+        self.mode.addItems(["", ""])
         self.mode.currentIndexChanged.connect(self.refresh)
-        self.readout = QLabel(self.tr("hover a cell for its exact value"))
+        self.readout = QLabel()
         top = QHBoxLayout()
         top.addWidget(self.layer)
         top.addWidget(self.mode)
@@ -39,7 +39,6 @@ class AttentionView(LazyView):
         self.big_img.sigHover.connect(self._hover)
         self.big_img.sigClicked.connect(lambda r, _c: state.select_position(self._first + r, session))
         self.bars = themed_plot(self)
-        self.bars.setLabel("left", self.tr("weight"))
         self.bars.getAxis("left").enableAutoSIPrefix(False)
         self.bar_item = pg.BarGraphItem(x=[], height=[], width=0.8, brush=(70, 130, 200))
         self.bars.addItem(self.bar_item)
@@ -61,7 +60,15 @@ class AttentionView(LazyView):
         self._ticks_key = None
         for sig in (state.sigHistory, state.sigSelection, state.sigModel):
             self.watch(sig)
+        self.retranslate()
         self.refresh()
+
+    def retranslate(self) -> None:
+        """Fixed texts in the current language (the head labels are redrawn by refresh)."""
+        self.mode.setItemText(0, self.tr("pattern (after softmax)"))
+        self.mode.setItemText(1, self.tr("scores (before softmax)"))
+        self.readout.setText(self.tr("hover a cell for its exact value"))
+        self.bars.setLabel("left", self.tr("weight"))
 
     @property
     def which(self) -> str:

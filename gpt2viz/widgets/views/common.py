@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QSpinBox, QWidget
 
 _CMAP = pg.colormap.get("viridis")
 MASKED_RGBA = (110, 110, 110, 255)
@@ -67,15 +67,30 @@ def note(text: str = "") -> QLabel:
     """A wrapped explanatory label."""
     lbl = QLabel(text)
     lbl.setWordWrap(True)
+    # never squeezed under its text: a plot beside it would otherwise clip a caption that wraps to more
+    # lines (Chinese captions wrap differently from English ones)
+    lbl.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
     return lbl
 
 
 def layer_box(state, session: str = "A") -> QSpinBox:
     """A "layer N" spin box that selects that block for every view of ``session``."""
-    box = QSpinBox()
-    box.setPrefix(QCoreApplication.translate("Views", "layer "))
+    box = LayerBox()
     box.valueChanged.connect(lambda v: state.select_block(v, session=session))
     return box
+
+
+class LayerBox(QSpinBox):
+    """A spin box whose "layer " prefix follows the language."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setPrefix(QCoreApplication.translate("Views", "layer "))
+
+    def changeEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        if e.type() == QEvent.LanguageChange:
+            self.setPrefix(QCoreApplication.translate("Views", "layer "))
+        super().changeEvent(e)
 
 
 def sync_layer_box(box: QSpinBox, n_layer: int, layer: int) -> None:
@@ -108,6 +123,16 @@ class LazyView(QWidget):
             slot()
         else:
             self._stale = True
+
+    def changeEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        # A language switch: fixed texts now, the drawn ones (captions, read-outs) when next visible.
+        if e.type() == QEvent.LanguageChange:
+            self.retranslate()
+            self._request(self.refresh)
+        super().changeEvent(e)
+
+    def retranslate(self) -> None:
+        """Reset the view's fixed texts (labels, headers, placeholders); views with any override it."""
 
     def showEvent(self, e) -> None:
         super().showEvent(e)

@@ -19,8 +19,6 @@ class EmbeddingsView(LazyView):
         self.bind(state, session)
         self.caption = note()
         self.plot = themed_plot(self)
-        self.plot.getAxis("left").setTicks([[(0, self.tr("token")), (1, self.tr("position")), (2, self.tr("sum"))]])
-        self.plot.setLabel("bottom", self.tr("dimension"))
         self.plot.invertY(True)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(pg.colormap.get("CET-D1"))
@@ -29,7 +27,7 @@ class EmbeddingsView(LazyView):
         self.a, self.b, self.c = QLineEdit(" king"), QLineEdit(" man"), QLineEdit(" woman")
         go = QPushButton("=")
         go.clicked.connect(self.run_analogy)
-        self.analogy_out = note(self.tr("Type three words (a leading space makes the usual word-initial token)."))
+        self.analogy_out = note()
         row = QHBoxLayout()
         for w, sep in ((self.a, "−"), (self.b, "+"), (self.c, None)):
             row.addWidget(w)
@@ -39,7 +37,8 @@ class EmbeddingsView(LazyView):
         grid = QGridLayout()
         grid.addWidget(self.neighbours, 0, 0)
         box = QVBoxLayout()
-        box.addWidget(note(self.tr("<b>Analogy</b> over the embedding matrix: nearest tokens to a − b + c")))
+        self.analogy_title = note()
+        box.addWidget(self.analogy_title)
         box.addLayout(row)
         box.addWidget(self.analogy_out)
         grid.addLayout(box, 0, 1)
@@ -51,7 +50,16 @@ class EmbeddingsView(LazyView):
         self.watch(state.sigSelection)
         self.summary: EmbeddingSummary | None = None
         self.analogy: tuple = ()
+        self.retranslate()
         self.refresh()
+
+    def retranslate(self) -> None:
+        """Fixed texts in the current language; an analogy already computed is shown again."""
+        self.plot.getAxis("left").setTicks([[(0, self.tr("token")), (1, self.tr("position")), (2, self.tr("sum"))]])
+        self.plot.setLabel("bottom", self.tr("dimension"))
+        self.analogy_title.setText(self.tr("<b>Analogy</b> over the embedding matrix: nearest tokens to a − b + c"))
+        if not self.analogy:
+            self.analogy_out.setText(self.tr("Type three words (a leading space makes the usual word-initial token)."))
 
     def refresh(self) -> None:
         s = self.session

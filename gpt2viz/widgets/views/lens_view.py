@@ -22,11 +22,8 @@ class LensView(LazyView):
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.cellClicked.connect(self._on_cell)
         self.target = QLineEdit()
-        self.target.setPlaceholderText(self.tr("target token (default: the token the model chose next)"))
         self.target.editingFinished.connect(self.refresh_target)
         self.chart = themed_plot(self)
-        self.chart.setLabel("bottom", self.tr("depth (0 = embeddings, then after each block)"))
-        self.chart.setLabel("left", self.tr("probability"))
         self.prob_curve = self.chart.plot([], [], symbol="o", pen=(70, 130, 200))
         self.rank_label = note()
         right = QWidget()
@@ -50,7 +47,15 @@ class LensView(LazyView):
         self._headers = None
         self.watch(state.sigHistory)
         self.watch(state.sigSelection, self.refresh_target)
+        self.retranslate()
         self.refresh()
+
+    def retranslate(self) -> None:
+        """Fixed texts in the current language; the row headers are set again by the next refresh."""
+        self.target.setPlaceholderText(self.tr("target token (default: the token the model chose next)"))
+        self.chart.setLabel("bottom", self.tr("depth (0 = embeddings, then after each block)"))
+        self.chart.setLabel("left", self.tr("probability"))
+        self._headers = None
 
     def refresh(self) -> None:
         s = self.session

@@ -21,12 +21,9 @@ class MlpView(LazyView):
         self.layer = layer_box(state, session)
         self.caption = note()
         self.acts = themed_plot(self)
-        self.acts.setLabel("bottom", self.tr("neuron"))
-        self.acts.setLabel("left", self.tr("activation (after GELU)"))
         self.curve = self.acts.plot([], [], pen=pg.mkPen((70, 130, 200), width=1))
         self.marker = self.acts.plot([], [], pen=None, symbol="o", symbolBrush=(230, 140, 20))
         self.table = QTableWidget(0, 3)
-        self.table.setHorizontalHeaderLabels([self.tr("neuron"), self.tr("activation"), self.tr("× ‖value‖")])
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.verticalHeader().setVisible(False)
@@ -52,7 +49,14 @@ class MlpView(LazyView):
         self.summary: MlpSummary | None = None
         for sig in (state.sigHistory, state.sigSelection, state.sigModel):
             self.watch(sig)
+        self.retranslate()
         self.refresh()
+
+    def retranslate(self) -> None:
+        """Axis labels and table headers in the current language."""
+        self.acts.setLabel("bottom", self.tr("neuron"))
+        self.acts.setLabel("left", self.tr("activation (after GELU)"))
+        self.table.setHorizontalHeaderLabels([self.tr("neuron"), self.tr("activation"), self.tr("× ‖value‖")])
 
     def refresh(self) -> None:
         s = self.session

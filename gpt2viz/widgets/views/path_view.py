@@ -46,10 +46,8 @@ class PathView(LazyView):
         super().__init__(parent)
         self.bind(state, session)
         self.target = QLineEdit()
-        self.target.setPlaceholderText(self.tr("target token (default: the next token)"))
         self.target.editingFinished.connect(self.refresh)
         self.vs = QLineEdit()
-        self.vs.setPlaceholderText(self.tr("vs token (optional: a logit difference)"))
         self.vs.editingFinished.connect(self.refresh)
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setRange(1, 40)  # half-percent steps: 0.5 % .. 20 %
@@ -60,26 +58,21 @@ class PathView(LazyView):
         top = QHBoxLayout()
         top.addWidget(self.target, 2)
         top.addWidget(self.vs, 2)
-        top.addWidget(QLabel(self.tr("threshold")))
+        self.threshold_name = QLabel()
+        top.addWidget(self.threshold_name)
         top.addWidget(self.slider, 1)
         top.addWidget(self.slider_label)
         self.caption = note()
-        self.method = note(self.tr(
-            "Edges are DLA-weighted (not LLM-TT's vector shares): signed, blue pushed and red pulled down, and before "
-            "pruning they add up to the logit; only direct paths into this position are edges. Attribution freezes the "
-            "final LayerNorm's scale at the real residual; the logit lens recomputes it at every depth, so their "
-            "numbers differ."))
+        self.method = note()
         self.method.setStyleSheet("font-size: 8pt")
         for lbl in (self.caption, self.method):
             lbl.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)  # never squeezed under the text
         self.bars_title = note()
         self.bars_title.setAlignment(Qt.AlignCenter)
-        self.readout = note(self.tr("hover an edge or a node for its numbers; click an edge to open its head, "
-                                    "a node to see the logit lens there"))
+        self.readout = note()
         self.graph = themed_plot(self)
         self.graph.setMouseEnabled(False, False)
         self.graph.hideButtons()
-        self.graph.setLabel("left", self.tr("depth"))
         self.graph.scene().sigMouseMoved.connect(self._on_move)
         self.graph.scene().sigMouseClicked.connect(self._on_click)
         self.bars = themed_plot(self)
@@ -87,7 +80,6 @@ class PathView(LazyView):
         self.bars.hideButtons()
         self.bars.getAxis("left").setWidth(190)
         self.bars.getAxis("bottom").enableAutoSIPrefix(False)
-        self.bars.setLabel("bottom", self.tr("direct contribution"))
         self.graph.setMinimumHeight(120)
         self.bars.setMinimumHeight(120)
         right = QWidget()
@@ -112,7 +104,23 @@ class PathView(LazyView):
         self._items: list = []
         for sig in (state.sigHistory, state.sigSelection, state.sigModel):
             self.watch(sig)
+        self.retranslate()
         self.refresh()
+
+    def retranslate(self) -> None:
+        """Fixed texts in the current language (the read-out goes back to its hint)."""
+        self.target.setPlaceholderText(self.tr("target token (default: the next token)"))
+        self.vs.setPlaceholderText(self.tr("vs token (optional: a logit difference)"))
+        self.threshold_name.setText(self.tr("threshold"))
+        self.method.setText(self.tr(
+            "Edges are DLA-weighted (not LLM-TT's vector shares): signed, blue pushed and red pulled down, and before "
+            "pruning they add up to the logit; only direct paths into this position are edges. Attribution freezes the "
+            "final LayerNorm's scale at the real residual; the logit lens recomputes it at every depth, so their "
+            "numbers differ."))
+        self.readout.setText(self.tr("hover an edge or a node for its numbers; click an edge to open its head, "
+                                     "a node to see the logit lens there"))
+        self.graph.setLabel("left", self.tr("depth"))
+        self.bars.setLabel("bottom", self.tr("direct contribution"))
 
     @property
     def threshold(self) -> float:

@@ -19,14 +19,11 @@ class ResidualView(LazyView):
         self.bind(state, session)
         self.caption = note()
         self.norms = themed_plot(self)
-        self.norms.addLegend(offset=(10, 10))
-        self.norms.setLabel("left", self.tr("norm"))
-        self.resid_curve = self.norms.plot([], [], pen=pg.mkPen((70, 130, 200), width=2), symbol="o", name=self.tr("residual after"))
-        self.attn_curve = self.norms.plot([], [], pen=pg.mkPen((230, 140, 20), width=2), symbol="t", name=self.tr("attention adds"))
-        self.mlp_curve = self.norms.plot([], [], pen=pg.mkPen((46, 160, 67), width=2), symbol="s", name=self.tr("MLP adds"))
+        self.legend = self.norms.addLegend(offset=(10, 10))
+        self.resid_curve = self.norms.plot([], [], pen=pg.mkPen((70, 130, 200), width=2), symbol="o")
+        self.attn_curve = self.norms.plot([], [], pen=pg.mkPen((230, 140, 20), width=2), symbol="t")
+        self.mlp_curve = self.norms.plot([], [], pen=pg.mkPen((46, 160, 67), width=2), symbol="s")
         self.cos = themed_plot(self)
-        self.cos.setLabel("left", self.tr("cosine to final residual"))
-        self.cos.setLabel("bottom", self.tr("depth (0 = embeddings, then after each block)"))
         self.cos_curve = self.cos.plot([], [], pen=pg.mkPen((150, 80, 200), width=2), symbol="o")
         lay = QVBoxLayout(self)
         lay.addWidget(self.caption)
@@ -35,7 +32,18 @@ class ResidualView(LazyView):
         self.summary = None
         self.watch(state.sigHistory)
         self.watch(state.sigSelection)
+        self.retranslate()
         self.refresh()
+
+    def retranslate(self) -> None:
+        """Axis labels and the legend in the current language (legend entries are re-added: they hold their text)."""
+        self.norms.setLabel("left", self.tr("norm"))
+        self.cos.setLabel("left", self.tr("cosine to final residual"))
+        self.cos.setLabel("bottom", self.tr("depth (0 = embeddings, then after each block)"))
+        self.legend.clear()
+        for curve, name in ((self.resid_curve, self.tr("residual after")), (self.attn_curve, self.tr("attention adds")),
+                            (self.mlp_curve, self.tr("MLP adds"))):
+            self.legend.addItem(curve, name)
 
     def refresh(self) -> None:
         s = self.session

@@ -24,8 +24,6 @@ class TokensView(LazyView):
         self.text = note()
         self.text.setTextFormat(Qt.RichText)
         self.table = QTableWidget(0, 5)
-        self.table.setHorizontalHeaderLabels([self.tr("position"), self.tr("id"), self.tr("token"), self.tr("bytes"),
-                                              self.tr("kind")])
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.verticalHeader().setVisible(False)
@@ -38,7 +36,13 @@ class TokensView(LazyView):
         self.watch(state.sigHistory)
         self.watch(state.sigSelection, self._select)
         self.summary: TokensSummary | None = None
+        self.retranslate()
         self.refresh()
+
+    def retranslate(self) -> None:
+        """Table headers in the current language."""
+        self.table.setHorizontalHeaderLabels([self.tr("position"), self.tr("id"), self.tr("token"), self.tr("bytes"),
+                                              self.tr("kind")])
 
     def refresh(self) -> None:
         self.summary = sm = tokens_summary(self.session)

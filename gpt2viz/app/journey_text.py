@@ -1,0 +1,177 @@
+"""The journey's words: a title and a few sentences per page, in the current language, around core's numbers.
+
+``page_title(page)`` and ``page_text(page, numbers)`` are plain functions over
+:func:`gpt2viz.core.journey.journey_page`'s numbers, so anything that has those numbers (the app's
+journey panel, the PDF report) words them the same way. Every sentence goes through
+``translate("Journey", ...)`` with named placeholders; numbers are formatted identically in every language.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication
+
+# lupdate finds calls spelled translate("Context", "text"): keep that spelling at every call.
+translate = QCoreApplication.translate
+
+
+def _q(text: str) -> str:
+    return translate("Journey", "“{token}”").format(token=text)
+
+
+def _join(items) -> str:
+    return translate("Journey", ", ").join(items)
+
+
+def page_title(page: str) -> str:
+    """The heading of journey page ``page`` (a key of :data:`gpt2viz.core.journey.PAGES`)."""
+    titles = {
+        "text": translate("Journey", "1. The text you typed"),
+        "tokens": translate("Journey", "2. Cutting the text into tokens"),
+        "embedding": translate("Journey", "3. From an id to a vector: the token embedding"),
+        "position": translate("Journey", "4. Where it stands: the position embedding"),
+        "attention": translate("Journey", "5. Attention: reading the earlier tokens"),
+        "mlp": translate("Journey", "6. The MLP: a memory that writes"),
+        "residual": translate("Journey", "7. The residual stream adds it all up"),
+        "blocks": translate("Journey", "8. Block after block: when does the answer appear?"),
+        "lm_head": translate("Journey", "9. The LM head and softmax: scores for every token"),
+        "choose": translate("Journey", "10. Choosing the next token"),
+        "kv_cache": translate("Journey", "11. Appending it, and the KV cache"),
+        "next": translate("Journey", "12. The next round"),
+    }
+    return titles[page]
+
+
+def page_text(page: str, n: dict) -> str:
+    """The sentences of journey page ``page`` with its numbers ``n`` (plain text; paragraphs split by blank lines)."""
+    if page == "text":
+        return translate("Journey", "The model is given {text}: {n_chars} characters, {n_bytes} bytes of UTF-8. It "
+                         "never sees letters. Everything that follows is arithmetic on numbers made from these "
+                         "bytes, and no single number in the model stores the answer: the answer is where a long "
+                         "path of additions and multiplications ends.").format(
+            text=_q(n["text"]), n_chars=n["n_chars"], n_bytes=n["n_bytes"])
+    if page == "tokens":
+        pieces = "|".join(d for _, d in n["word_pieces"])
+        spaced = "|".join(d for _, d in n["spaced_pieces"])
+        rows = _join(translate("Journey", "{token} = {id}").format(token=d, id=i) for _, i, d, _ in n["rows"][:8])
+        text = translate("Journey", "Byte-pair encoding cut the {n_bytes} bytes into {n_tokens} tokens, each an id "
+                         "in a fixed vocabulary: {rows}. A leading space belongs to the token that follows it "
+                         "(shown as ␣; {n_space} of these tokens start with one): {word} becomes {n_pieces} pieces "
+                         "{pieces}, while {spaced_word} is the single token {spaced}. The model can read at most "
+                         "{n_positions} tokens.").format(
+            n_bytes=n["n_bytes"], n_tokens=n["n_tokens"], rows=rows, n_space=n["n_leading_space"],
+            word=_q(n["word"]), n_pieces=len(n["word_pieces"]), pieces=pieces, spaced_word=_q("␣" + n["word"]),
+            spaced=spaced, n_positions=n["n_positions"])
+        if n["n_partial"]:
+            text += "\n\n" + translate("Journey", "{n} tokens hold only part of a character: byte-level BPE splits "
+                                       "a Chinese character's three UTF-8 bytes wherever its vocabulary has no "
+                                       "whole piece.").format(n=n["n_partial"])
+        return text
+    if page == "embedding":
+        near = _join(translate("Journey", "{token} ({cos:.3f})").format(token=d, cos=c) for _, d, c in n["nearest"])
+        text = translate("Journey", "The id of {token} picks one row of a {vocab:,} × {n_embd} table: {n_embd} "
+                         "learned numbers (norm {norm:.2f}). Nothing in the id means anything; the row does. Its "
+                         "nearest rows by cosine are {near}.").format(
+            token=_q(n["token_text"]), vocab=n["vocab_size"], n_embd=n["n_embd"], norm=n["token_norm"], near=near)
+        a, b, c = n["analogy_words"]
+        if n["analogy"]:
+            res = _join(translate("Journey", "{token} ({cos:.3f})").format(token=d, cos=v) for _, d, v in n["analogy"])
+            text += "\n\n" + translate("Journey", "Directions in this space carry meaning: {a} − {b} + {c} lands "
+                                       "nearest to {result} (try your own words in the analogy box).").format(
+                a=_q(a), b=_q(b), c=_q(c), result=res)
+        return text
+    if page == "position":
+        return translate("Journey", "Order matters (“France’s capital” is not “capital’s France”), yet the token "
+                         "vector does not know where it stands. A second table, one row for each of the "
+                         "{n_positions} positions, adds where: position {position} adds a vector of norm "
+                         "{pos_norm:.2f} to {token}’s {token_norm:.2f}. Their sum, norm {sum_norm:.2f}, is the "
+                         "residual stream that enters block 0.").format(
+            n_positions=n["n_positions"], position=n["position"], pos_norm=n["pos_norm"], token=_q(n["token_text"]),
+            token_norm=n["token_norm"], sum_norm=n["sum_norm"])
+    if page == "attention":
+        keys = _join(translate("Journey", "{token} at position {pos} ({weight:.0%})").format(token=d, pos=p, weight=w)
+                     for p, d, w in n["keys"])
+        return translate("Journey", "In each block, {n_head} attention heads let every token read the tokens "
+                         "before it. Each token makes a query (what it looks for), a key (what it offers) and a value "
+                         "(what it passes on); a query’s dot products with the keys, through softmax, become weights "
+                         "that sum to 1. Here, in block {layer}, head {head} of {token} (position {position}) puts "
+                         "its weight on {keys} (entropy {entropy:.2f} nats). Attention moves information between "
+                         "positions; it does not yet say the answer.").format(
+            n_head=n["n_head"], layer=n["layer"], head=n["head"], token=_q(n["token_text"]), position=n["position"],
+            keys=keys, entropy=n["entropy"])
+    if page == "mlp":
+        top = _join(translate("Journey", "#{neuron} ({act:+.2f})").format(neuron=i, act=a) for i, a, _ in n["top"])
+        writes = _join(translate("Journey", "{token} ({value:+.2f})").format(token=d, value=v)
+                       for d, v in n["neuron_promotes"])
+        return translate("Journey", "After attention, the MLP of block {layer} works like a memory of {d_mlp:,} "
+                         "entries. Each neuron’s input weights are a key: it fires when the residual matches a "
+                         "pattern. Its output weights are a value: what it writes back when it fires. For {token}, "
+                         "{n_active} neurons fire; the biggest writers are {top}. Neuron #{neuron}, read through the "
+                         "unembedding, writes towards {writes}; the MLP as a whole promotes {promotes}.").format(
+            layer=n["layer"], d_mlp=n["d_mlp"], token=_q(n["token_text"]), n_active=n["n_active"], top=top,
+            neuron=n["neuron"], writes=writes, promotes=_join(n["promotes"]))
+    if page == "residual":
+        return translate("Journey", "Attention and the MLP never replace the vector: each adds its output to it "
+                         "(a residual connection). The sum, the residual stream, grows from norm {start:.2f} to "
+                         "{end:.2f} over {n_layer} blocks; the largest attention write is in block {attn_layer} "
+                         "({attn:.2f}), the largest MLP write in block {mlp_layer} ({mlp:.2f}). Its direction "
+                         "settles early: cosine to the final residual {cos0:.2f} at the start, {cos_mid:.2f} "
+                         "half-way. Each block has a layer normalization before its attention and before its "
+                         "MLP: they read a normalised copy, the stream itself is only added to.").format(
+            start=n["norm_start"], end=n["norm_end"], n_layer=n["n_layer"], attn_layer=n["attn_max_layer"],
+            attn=n["attn_max"], mlp_layer=n["mlp_max_layer"], mlp=n["mlp_max"], cos0=n["cos_start"],
+            cos_mid=n["cos_mid"])
+    if page == "blocks":
+        probs = _join(f"{p:.0%}" for p in n["probs"])
+        if n["stays_top"] is None:
+            when = translate("Journey", "it is the lens’s top token only at the very end")
+        elif n["stays_top"] == 0:
+            when = translate("Journey", "it is already the top token straight after the embeddings")
+        else:
+            when = translate("Journey", "it becomes the top token after block {layer} and stays there").format(
+                layer=n["stays_top"] - 1)
+        return translate("Journey", "The logit lens reads the residual after every block as if the model stopped "
+                         "there (final layer normalization and unembedding applied early). For the model’s answer "
+                         "{target}, the probability by depth is {probs}: {when}. The {n_layer} blocks do not look the "
+                         "answer up in one place; they push the vector towards it a little at a time.").format(
+            target=_q(n["target_text"]), probs=probs, when=when, n_layer=n["n_layer"])
+    if page == "lm_head":
+        top = _join(translate("Journey", "{token}: logit {logit:.2f} → {prob:.1%}").format(token=d, logit=lg, prob=p)
+                    for d, lg, p in n["top"])
+        return translate("Journey", "After a final layer normalization, the LM head multiplies the last position’s "
+                         "{n_embd} numbers by the embedding table again (the weights are shared) and gets one score, "
+                         "a logit, for each of the {vocab:,} tokens. Only the last position has seen the whole text, "
+                         "so only it chooses. Softmax turns the logits into probabilities that sum to 1: {top}. "
+                         "Entropy {entropy:.2f} nats (0 = certain, {max_entropy:.1f} = no idea).").format(
+            n_embd=n["n_embd"], vocab=n["vocab_size"], top=top, entropy=n["entropy"], max_entropy=n["max_entropy"])
+    if page == "choose":
+        if n["greedy"]:
+            rule = translate("Journey", "temperature 0 is greedy decoding: always the most likely token")
+        else:
+            rule = translate("Journey", "temperature {t:.2f} (below 1 sharpens, above 1 flattens), top-k {k} (keep "
+                             "the k most likely), top-p {p:.2f} (keep the smallest set whose probabilities reach p), "
+                             "seed {seed}").format(
+                t=n["temperature"], k=n["top_k"] or translate("Journey", "off"), p=n["top_p"], seed=n["seed"])
+        text = translate("Journey", "The probabilities are not the choice yet. The settings say how to draw: {rule}. "
+                         "{kept:,} of {vocab:,} tokens remain; the next step takes {token}").format(
+            rule=rule, kept=n["n_kept"], vocab=n["vocab_size"], token=_q(n["chosen_text"]))
+        if n["p_final"] is not None:
+            text += translate("Journey", " ({final:.1%} after the settings, {raw:.1%} as the model gave it)").format(
+                final=n["p_final"], raw=n["p_raw"])
+        return text + translate("Journey", ". Move the sliders of the next-token chart: this page and the chart "
+                                "follow at once, without running the model again.")
+    if page == "kv_cache":
+        return translate("Journey", "The chosen token is appended and the whole path runs again, but only for that "
+                         "one new token: the keys and values of the earlier tokens are kept, the KV cache. It costs "
+                         "{per_token:.0f} KB per token ({n_layer} layers × keys and values × {n_embd} numbers × 4 "
+                         "bytes): {now:.2f} MB for these {n_tokens} tokens, {full:.1f} MB at the full context of "
+                         "{n_positions}. Memory grows with the text; that is why long contexts are expensive.").format(
+            per_token=n["per_token_kb"], n_layer=n["n_layer"], n_embd=n["n_embd"], now=n["now_mb"],
+            n_tokens=n["n_tokens"], full=n["full_mb"], n_positions=n["n_positions"])
+    if page == "next":
+        return translate("Journey", "With {token} appended, the text is {n_tokens} tokens long and position "
+                         "{position} becomes the newest: the journey starts again from its embedding, and so on, "
+                         "token by token, until the context of {n_positions} is full or you stop. Press Step (Space) "
+                         "to take this step, then walk the journey again on the new text.").format(
+            token=_q(n["chosen_text"]), n_tokens=n["n_tokens"], position=n["new_position"],
+            n_positions=n["n_positions"])
+    raise KeyError(page)

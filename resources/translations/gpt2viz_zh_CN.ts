@@ -1,0 +1,1165 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>AttentionView</name>
+    <message>
+        <source>pattern (after softmax)</source>
+        <translation>注意力权重（Softmax 之后）</translation>
+    </message>
+    <message>
+        <source>scores (before softmax)</source>
+        <translation>注意力分数（Softmax 之前）</translation>
+    </message>
+    <message>
+        <source>hover a cell for its exact value</source>
+        <translation>鼠标悬停在格子上可查看精确数值</translation>
+    </message>
+    <message>
+        <source>weight</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>head {head}</source>
+        <translation>头 {head}</translation>
+    </message>
+    <message>
+        <source>Run a prompt to see attention.</source>
+        <translation>运行一段提示词，即可查看注意力。</translation>
+    </message>
+    <message>
+        <source>head {head} · entropy at position {pos}: {entropy:.2f} nats · click to enlarge</source>
+        <translation>头 {head} · 位置 {pos} 的熵：{entropy:.2f} 奈特 · 点击放大</translation>
+    </message>
+    <message>
+        <source>head {head} · {entropy:.2f} nats</source>
+        <translation>头 {head} · {entropy:.2f} 奈特</translation>
+    </message>
+    <message>
+        <source>pattern</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>scores</source>
+        <translation>分数</translation>
+    </message>
+    <message>
+        <source>layer {layer}, head {head}: {what} (rows read, columns are read)</source>
+        <translation>第 {layer} 层 · 头 {head}：{what}（行读取列）</translation>
+    </message>
+    <message>
+        <source>what {token} (position {pos}) reads, head {head}</source>
+        <translation>{token}（位置 {pos}）读取了什么，头 {head}</translation>
+    </message>
+    <message>
+        <source> Showing the newest {n} of {total} positions.</source>
+        <translation> 只显示 {total} 个位置中最新的 {n} 个。</translation>
+    </message>
+    <message>
+        <source>Layer {layer}: each small map is one head&apos;s attention, query (row) × key (column); grey cells are the future, masked. Click a head to enlarge it. Entropy at position {pos} (nats; 0 = one token gets everything): {entropies}.</source>
+        <translation>第 {layer} 层：每张小图是一个头的注意力，查询（行）× 键（列）；灰色格子是尚未出现的未来位置，已被掩码遮住。点击某个头可将其放大。位置 {pos} 的熵（单位奈特；0 表示全部权重落在一个词元上）：{entropies}。</translation>
+    </message>
+    <message>
+        <source>masked (future)</source>
+        <translation>已掩码（未来位置）</translation>
+    </message>
+    <message>
+        <source>query {q} {q_token} → key {k} {k_token}: {value}</source>
+        <translation>查询 {q} {q_token} → 键 {k} {k_token}：{value}</translation>
+    </message>
+</context>
+<context>
+    <name>DetailTabs</name>
+    <message>
+        <source>Tokens</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>Embeddings</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>注意力</translation>
+    </message>
+    <message>
+        <source>MLP</source>
+        <translation>前馈网络 (MLP)</translation>
+    </message>
+    <message>
+        <source>Logit lens</source>
+        <translation>Logit 透镜</translation>
+    </message>
+    <message>
+        <source>Residual</source>
+        <translation>残差流</translation>
+    </message>
+    <message>
+        <source>Path</source>
+        <translation>路径</translation>
+    </message>
+</context>
+<context>
+    <name>EmbeddingsView</name>
+    <message>
+        <source>token</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>position</source>
+        <translation>位置</translation>
+    </message>
+    <message>
+        <source>sum</source>
+        <translation>求和</translation>
+    </message>
+    <message>
+        <source>dimension</source>
+        <translation>维度</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Analogy&lt;/b&gt; over the embedding matrix: nearest tokens to a − b + c</source>
+        <translation>在嵌入矩阵上做&lt;b&gt;类比&lt;/b&gt;：与 a − b + c 最接近的词元</translation>
+    </message>
+    <message>
+        <source>Type three words (a leading space makes the usual word-initial token).</source>
+        <translation>输入三个词（词前加一个空格，得到的才是常见的词首词元）。</translation>
+    </message>
+    <message>
+        <source>Run a prompt to see its embeddings.</source>
+        <translation>运行一段提示词，即可查看它的嵌入。</translation>
+    </message>
+    <message>
+        <source>Position {pos}, {token} (id {id}): token vector ‖{ne:.2f}‖ + position vector ‖{npos:.2f}‖ = ‖{ns:.2f}‖, the residual stream entering block 0 ({n} numbers; blue negative, red positive).</source>
+        <translation>位置 {pos}，{token}（id {id}）：词元向量 ‖{ne:.2f}‖ + 位置向量 ‖{npos:.2f}‖ = ‖{ns:.2f}‖，这就是进入第 0 个模块的残差流（共 {n} 个数；蓝色为负，红色为正）。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Nearest tokens&lt;/b&gt; to {token} (cosine):</source>
+        <translation>与 {token} &lt;b&gt;最接近的词元&lt;/b&gt;（余弦相似度）：</translation>
+    </message>
+    <message>
+        <source>“{text}” is {n} tokens; each term must be one token.</source>
+        <translation>“{text}”是 {n} 个词元；每一项都必须恰好是一个词元。</translation>
+    </message>
+</context>
+<context>
+    <name>Journey</name>
+    <message>
+        <source>“{token}”</source>
+        <translation>“{token}”</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
+    </message>
+    <message>
+        <source>1. The text you typed</source>
+        <translation>1. 你输入的文字</translation>
+    </message>
+    <message>
+        <source>2. Cutting the text into tokens</source>
+        <translation>2. 把文字切成词元</translation>
+    </message>
+    <message>
+        <source>3. From an id to a vector: the token embedding</source>
+        <translation>3. 从编号到向量：词元嵌入</translation>
+    </message>
+    <message>
+        <source>4. Where it stands: the position embedding</source>
+        <translation>4. 它站在哪里：位置编码</translation>
+    </message>
+    <message>
+        <source>5. Attention: reading the earlier tokens</source>
+        <translation>5. 注意力：回头读前面的词元</translation>
+    </message>
+    <message>
+        <source>6. The MLP: a memory that writes</source>
+        <translation>6. 前馈网络：会写入的记忆</translation>
+    </message>
+    <message>
+        <source>7. The residual stream adds it all up</source>
+        <translation>7. 残差流：把一切累加起来</translation>
+    </message>
+    <message>
+        <source>8. Block after block: when does the answer appear?</source>
+        <translation>8. 一层又一层：答案何时浮现？</translation>
+    </message>
+    <message>
+        <source>9. The LM head and softmax: scores for every token</source>
+        <translation>9. LM 头与 Softmax：给每个词元打分</translation>
+    </message>
+    <message>
+        <source>10. Choosing the next token</source>
+        <translation>10. 选出下一个词元</translation>
+    </message>
+    <message>
+        <source>11. Appending it, and the KV cache</source>
+        <translation>11. 追加到文本末尾，以及 KV 缓存</translation>
+    </message>
+    <message>
+        <source>12. The next round</source>
+        <translation>12. 下一轮</translation>
+    </message>
+    <message>
+        <source>The model is given {text}: {n_chars} characters, {n_bytes} bytes of UTF-8. It never sees letters. Everything that follows is arithmetic on numbers made from these bytes, and no single number in the model stores the answer: the answer is where a long path of additions and multiplications ends.</source>
+        <translation>模型收到的是 {text}：{n_chars} 个字符，UTF-8 编码下共 {n_bytes} 个字节。模型从不“看见”文字本身，接下来的每一步都只是对这些字节所变成的数字做算术。模型里也没有哪一个数单独存着答案：答案是一长串加法和乘法走到尽头时落下的地方。</translation>
+    </message>
+    <message>
+        <source>{token} = {id}</source>
+        <translation>{token} = {id}</translation>
+    </message>
+    <message>
+        <source>Byte-pair encoding cut the {n_bytes} bytes into {n_tokens} tokens, each an id in a fixed vocabulary: {rows}. A leading space belongs to the token that follows it (shown as ␣; {n_space} of these tokens start with one): {word} becomes {n_pieces} pieces {pieces}, while {spaced_word} is the single token {spaced}. The model can read at most {n_positions} tokens.</source>
+        <translation>字节对编码（BPE）把这 {n_bytes} 个字节切成了 {n_tokens} 个词元，每个词元都是固定词表里的一个编号：{rows}。词前的空格属于紧随其后的那个词元（显示为 ␣；这里有 {n_space} 个词元以空格开头）：{word} 被切成 {n_pieces} 块 {pieces}，而 {spaced_word} 却只是一个词元 {spaced}。模型一次最多能读 {n_positions} 个词元。</translation>
+    </message>
+    <message>
+        <source>{n} tokens hold only part of a character: byte-level BPE splits a Chinese character&apos;s three UTF-8 bytes wherever its vocabulary has no whole piece.</source>
+        <translation>其中 {n} 个词元只装着某个字符的一部分：一个汉字在 UTF-8 里占三个字节，词表里没有整字时，字节级 BPE 就会把它拆开。</translation>
+    </message>
+    <message>
+        <source>{token} ({cos:.3f})</source>
+        <translation>{token}（{cos:.3f}）</translation>
+    </message>
+    <message>
+        <source>The id of {token} picks one row of a {vocab:,} × {n_embd} table: {n_embd} learned numbers (norm {norm:.2f}). Nothing in the id means anything; the row does. Its nearest rows by cosine are {near}.</source>
+        <translation>{token} 的编号从一张 {vocab:,} × {n_embd} 的表里取出一行：{n_embd} 个训练得来的数（范数 {norm:.2f}）。编号本身没有任何含义，有含义的是这一行向量。按余弦相似度，离它最近的几行是 {near}。</translation>
+    </message>
+    <message>
+        <source>Directions in this space carry meaning: {a} − {b} + {c} lands nearest to {result} (try your own words in the analogy box).</source>
+        <translation>这个空间里的方向是有意义的：{a} − {b} + {c} 落在离 {result} 最近的地方（可以在类比框里换上你自己的词试试）。</translation>
+    </message>
+    <message>
+        <source>Order matters (“France’s capital” is not “capital’s France”), yet the token vector does not know where it stands. A second table, one row for each of the {n_positions} positions, adds where: position {position} adds a vector of norm {pos_norm:.2f} to {token}’s {token_norm:.2f}. Their sum, norm {sum_norm:.2f}, is the residual stream that enters block 0.</source>
+        <translation>顺序很重要（“法国的首都”和“首都的法国”不是一回事），可词元向量自己并不知道它排在第几。于是有了第二张表，{n_positions} 个位置各占一行，用来补上“在哪里”：位置 {position} 给 {token}（范数 {token_norm:.2f}）加上一个范数为 {pos_norm:.2f} 的向量。两者之和的范数为 {sum_norm:.2f}，它就是进入第 0 个模块的残差流。</translation>
+    </message>
+    <message>
+        <source>{token} at position {pos} ({weight:.0%})</source>
+        <translation>位置 {pos} 的 {token}（{weight:.0%}）</translation>
+    </message>
+    <message>
+        <source>In each block, {n_head} attention heads let every token read the tokens before it. Each token makes a query (what it looks for), a key (what it offers) and a value (what it passes on); a query’s dot products with the keys, through softmax, become weights that sum to 1. Here, in block {layer}, head {head} of {token} (position {position}) puts its weight on {keys} (entropy {entropy:.2f} nats). Attention moves information between positions; it does not yet say the answer.</source>
+        <translation>每个模块里有 {n_head} 个注意力头，让每个词元都能回头读它前面的词元。每个词元生成一个查询（它在找什么）、一个键（它能提供什么）和一个值（它要传出去的内容）；查询与各个键做点积，经过 Softmax，变成加起来等于 1 的权重。在第 {layer} 个模块里，{token}（位置 {position}）的头 {head} 把权重放在了 {keys} 上（熵 {entropy:.2f} 奈特）。注意力负责在位置之间搬运信息，它本身还没有说出答案。</translation>
+    </message>
+    <message>
+        <source>#{neuron} ({act:+.2f})</source>
+        <translation>#{neuron}（{act:+.2f}）</translation>
+    </message>
+    <message>
+        <source>{token} ({value:+.2f})</source>
+        <translation>{token}（{value:+.2f}）</translation>
+    </message>
+    <message>
+        <source>After attention, the MLP of block {layer} works like a memory of {d_mlp:,} entries. Each neuron’s input weights are a key: it fires when the residual matches a pattern. Its output weights are a value: what it writes back when it fires. For {token}, {n_active} neurons fire; the biggest writers are {top}. Neuron #{neuron}, read through the unembedding, writes towards {writes}; the MLP as a whole promotes {promotes}.</source>
+        <translation>注意力之后，第 {layer} 个模块的前馈网络（MLP）像一块有 {d_mlp:,} 个条目的记忆。每个神经元的输入权重是一把“键”：残差流与某种模式吻合时，它就被激活；它的输出权重是“值”：激活后写回残差流的内容。对 {token} 来说，有 {n_active} 个神经元被激活，写入最多的是 {top}。把神经元 #{neuron} 经反嵌入读出来，它写向 {writes}；整个前馈网络推高的是 {promotes}。</translation>
+    </message>
+    <message>
+        <source>Attention and the MLP never replace the vector: each adds its output to it (a residual connection). The sum, the residual stream, grows from norm {start:.2f} to {end:.2f} over {n_layer} blocks; the largest attention write is in block {attn_layer} ({attn:.2f}), the largest MLP write in block {mlp_layer} ({mlp:.2f}). Its direction settles early: cosine to the final residual {cos0:.2f} at the start, {cos_mid:.2f} half-way. Each block has a layer normalization before its attention and before its MLP: they read a normalised copy, the stream itself is only added to.</source>
+        <translation>注意力和前馈网络从不替换这个向量，而是把各自的输出加到它上面（残差连接）。这个不断累加的和就是残差流：经过 {n_layer} 个模块，它的范数从 {start:.2f} 增长到 {end:.2f}；注意力写入最多的是第 {attn_layer} 个模块（{attn:.2f}），前馈网络写入最多的是第 {mlp_layer} 个模块（{mlp:.2f}）。它的方向很早就基本定下来了：与最终残差的余弦相似度起初为 {cos0:.2f}，走到一半时为 {cos_mid:.2f}。每个模块在注意力和前馈网络之前各有一次层归一化：它们读的是归一化后的副本，残差流本身只会被累加。</translation>
+    </message>
+    <message>
+        <source>it is the lens’s top token only at the very end</source>
+        <translation>它直到最后才成为透镜里排第一的词元</translation>
+    </message>
+    <message>
+        <source>it is already the top token straight after the embeddings</source>
+        <translation>刚过嵌入层，它就已经排在第一</translation>
+    </message>
+    <message>
+        <source>it becomes the top token after block {layer} and stays there</source>
+        <translation>从第 {layer} 个模块之后，它升到第一并一直保持</translation>
+    </message>
+    <message>
+        <source>The logit lens reads the residual after every block as if the model stopped there (final layer normalization and unembedding applied early). For the model’s answer {target}, the probability by depth is {probs}: {when}. The {n_layer} blocks do not look the answer up in one place; they push the vector towards it a little at a time.</source>
+        <translation>Logit 透镜在每个模块之后读一次残差流，假装模型就在那里停下（提前做最终的层归一化和反嵌入）。对模型的答案 {target}，各深度的概率依次是 {probs}：{when}。这 {n_layer} 个模块并不是在某一处把答案查出来，而是一点一点把向量推向它。</translation>
+    </message>
+    <message>
+        <source>{token}: logit {logit:.2f} → {prob:.1%}</source>
+        <translation>{token}：逻辑值 {logit:.2f} → {prob:.1%}</translation>
+    </message>
+    <message>
+        <source>After a final layer normalization, the LM head multiplies the last position’s {n_embd} numbers by the embedding table again (the weights are shared) and gets one score, a logit, for each of the {vocab:,} tokens. Only the last position has seen the whole text, so only it chooses. Softmax turns the logits into probabilities that sum to 1: {top}. Entropy {entropy:.2f} nats (0 = certain, {max_entropy:.1f} = no idea).</source>
+        <translation>经过最后一次层归一化后，LM 头把最后一个位置的 {n_embd} 个数再乘一次嵌入表（权重是共享的），为 {vocab:,} 个词元各算出一个分数，即逻辑值（logit）。只有最后一个位置看过完整的文本，所以只由它来做选择。Softmax 把逻辑值变成加起来等于 1 的概率：{top}。熵为 {entropy:.2f} 奈特（0 表示确定无疑，{max_entropy:.1f} 表示毫无头绪）。</translation>
+    </message>
+    <message>
+        <source>temperature 0 is greedy decoding: always the most likely token</source>
+        <translation>温度为 0 即贪婪解码：总是选概率最高的词元</translation>
+    </message>
+    <message>
+        <source>temperature {t:.2f} (below 1 sharpens, above 1 flattens), top-k {k} (keep the k most likely), top-p {p:.2f} (keep the smallest set whose probabilities reach p), seed {seed}</source>
+        <translation>温度 {t:.2f}（小于 1 让分布更尖，大于 1 让分布更平），Top-k {k}（只留概率最高的 k 个），Top-p {p:.2f}（只留概率累计达到 p 的最小集合），随机种子 {seed}</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>The probabilities are not the choice yet. The settings say how to draw: {rule}. {kept:,} of {vocab:,} tokens remain; the next step takes {token}</source>
+        <translation>概率还不等于选择，采样设置决定怎么抽：{rule}。{vocab:,} 个词元里剩下 {kept:,} 个；下一步会取 {token}</translation>
+    </message>
+    <message>
+        <source> ({final:.1%} after the settings, {raw:.1%} as the model gave it)</source>
+        <translation>（按当前设置为 {final:.1%}，模型原始给出 {raw:.1%}）</translation>
+    </message>
+    <message>
+        <source>. Move the sliders of the next-token chart: this page and the chart follow at once, without running the model again.</source>
+        <translation>。拖动“下一个词元”图旁的滑块：这一页和图表会立即跟着变化，无需重新运行模型。</translation>
+    </message>
+    <message>
+        <source>The chosen token is appended and the whole path runs again, but only for that one new token: the keys and values of the earlier tokens are kept, the KV cache. It costs {per_token:.0f} KB per token ({n_layer} layers × keys and values × {n_embd} numbers × 4 bytes): {now:.2f} MB for these {n_tokens} tokens, {full:.1f} MB at the full context of {n_positions}. Memory grows with the text; that is why long contexts are expensive.</source>
+        <translation>选中的词元被追加到末尾，整条路径再走一遍，但只为这一个新词元而走：前面词元的键和值都被保存下来，这就是 KV 缓存。每个词元占 {per_token:.0f} KB（{n_layer} 层 × 键和值 × {n_embd} 个数 × 4 字节）：现在这 {n_tokens} 个词元共 {now:.2f} MB，写满 {n_positions} 的上下文时是 {full:.1f} MB。内存随文本增长，这正是长上下文代价高昂的原因。</translation>
+    </message>
+    <message>
+        <source>With {token} appended, the text is {n_tokens} tokens long and position {position} becomes the newest: the journey starts again from its embedding, and so on, token by token, until the context of {n_positions} is full or you stop. Press Step (Space) to take this step, then walk the journey again on the new text.</source>
+        <translation>追加 {token} 之后，文本长 {n_tokens} 个词元，位置 {position} 成为最新的位置：旅程从它的嵌入重新开始，如此一个词元接一个词元，直到 {n_positions} 的上下文写满，或者你喊停。按“单步”（空格键）走出这一步，然后在新文本上再走一遍旅程。</translation>
+    </message>
+</context>
+<context>
+    <name>JourneyPanel</name>
+    <message>
+        <source>◀ Back</source>
+        <translation>◀ 上一页</translation>
+    </message>
+    <message>
+        <source>Next ▶</source>
+        <translation>下一页 ▶</translation>
+    </message>
+    <message>
+        <source>Previous page (PgUp or Alt+←)</source>
+        <translation>上一页（PgUp 或 Alt+←）</translation>
+    </message>
+    <message>
+        <source>Next page (PgDown or Alt+→)</source>
+        <translation>下一页（PgDown 或 Alt+→）</translation>
+    </message>
+    <message>
+        <source>page {i} of {n}</source>
+        <translation>第 {i} 页，共 {n} 页</translation>
+    </message>
+    <message>
+        <source>Run a prompt first: the journey tells the story of your own text, with its numbers.</source>
+        <translation>请先运行一段提示词：旅程讲述的是你自己输入的文字，用的是它的真实数字。</translation>
+    </message>
+</context>
+<context>
+    <name>LensView</name>
+    <message>
+        <source>target token (default: the token the model chose next)</source>
+        <translation>目标词元（默认：模型接下来选中的词元）</translation>
+    </message>
+    <message>
+        <source>depth (0 = embeddings, then after each block)</source>
+        <translation>深度（0 = 嵌入，之后逐模块）</translation>
+    </message>
+    <message>
+        <source>probability</source>
+        <translation>概率</translation>
+    </message>
+    <message>
+        <source>Run a prompt to see the logit lens.</source>
+        <translation>运行一段提示词，即可查看 Logit 透镜。</translation>
+    </message>
+    <message>
+        <source>embed</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>block {layer}</source>
+        <translation>模块 {layer}</translation>
+    </message>
+    <message>
+        <source>after the embeddings</source>
+        <translation>嵌入之后</translation>
+    </message>
+    <message>
+        <source>after block {layer}</source>
+        <translation>模块 {layer} 之后</translation>
+    </message>
+    <message>
+        <source>{where}, position {pos} predicts {token} ({prob:.1%})</source>
+        <translation>{where}，位置 {pos} 预测 {token}（{prob:.1%}）</translation>
+    </message>
+    <message>
+        <source> Showing the newest {n} of {total} positions.</source>
+        <translation> 只显示 {total} 个位置中最新的 {n} 个。</translation>
+    </message>
+    <message>
+        <source>Each cell: the token the residual stream would predict if the model stopped after that block (final LayerNorm + unembedding applied early), and its probability. The last row is the model&apos;s real output. Click a column to select that position.</source>
+        <translation>每个格子：假如模型在该模块之后就停下（提前做最终层归一化和反嵌入），残差流会预测的词元及其概率。最后一行是模型的真实输出。点击某一列即可选中该位置。</translation>
+    </message>
+    <message>
+        <source>{target} at position {pos} {token}</source>
+        <translation>{target}，位置 {pos} {token}</translation>
+    </message>
+    <message>
+        <source>rank by depth (0 = top): {ranks}</source>
+        <translation>各深度的排名（0 = 第一）：{ranks}</translation>
+    </message>
+    <message>
+        <source> · “{text}” is {n} tokens; using the default</source>
+        <translation> · “{text}”是 {n} 个词元；改用默认目标</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <source>gpt2viz — the life of a token in GPT-2</source>
+        <translation>gpt2viz —— GPT-2 中一个词元的一生</translation>
+    </message>
+    <message>
+        <source>Type a prompt, then Run (Ctrl+Enter)</source>
+        <translation>输入提示词，然后点“运行”（Ctrl+Enter）</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>提示词</translation>
+    </message>
+    <message>
+        <source>Tokens — click one to follow that position; generated tokens are green</source>
+        <translation>词元 —— 点击一个词元即可跟踪该位置；生成的词元显示为绿色</translation>
+    </message>
+    <message>
+        <source>Pipeline — the path the selected token travels; click a stage</source>
+        <translation>流水线 —— 选中的词元所走的路径；点击某个阶段查看详情</translation>
+    </message>
+    <message>
+        <source>Running…</source>
+        <translation>运行中…</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>&amp;Model</source>
+        <translation>模型(&amp;M)</translation>
+    </message>
+    <message>
+        <source>&amp;Export</source>
+        <translation>导出(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>&amp;Journey</source>
+        <translation>旅程(&amp;J)</translation>
+    </message>
+    <message>
+        <source>Guided journey</source>
+        <translation>导览旅程</translation>
+    </message>
+    <message>
+        <source>&amp;Open model folder…</source>
+        <translation>打开模型文件夹(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>&amp;Get GPT-2…</source>
+        <translation>获取 GPT-2(&amp;G)…</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>Export &amp;view as PNG or SVG…</source>
+        <translation>将视图导出为 PNG 或 SVG(&amp;V)…</translation>
+    </message>
+    <message>
+        <source>Export &amp;all layers…</source>
+        <translation>导出所有层(&amp;A)…</translation>
+    </message>
+    <message>
+        <source>Export &amp;data (every hook, .npz + .json)…</source>
+        <translation>导出数据（全部钩子，.npz + .json）(&amp;D)…</translation>
+    </message>
+    <message>
+        <source>&amp;Guided journey through the stages</source>
+        <translation>逐阶段导览旅程(&amp;G)</translation>
+    </message>
+    <message>
+        <source>One page per stage of the token&apos;s life, with your prompt&apos;s numbers (PgDown / PgUp to turn pages)</source>
+        <translation>词元一生的每个阶段一页，用的是你的提示词的数字（PgDown / PgUp 翻页）</translation>
+    </message>
+    <message>
+        <source>No font for Chinese characters was found: CJK text and tokens will show as boxes. Install a CJK font (Debian/Ubuntu: fonts-noto-cjk).</source>
+        <translation>未找到可显示汉字的字体：中日韩文字和词元会显示成方框。请安装一种 CJK 字体（Debian/Ubuntu：fonts-noto-cjk）。</translation>
+    </message>
+    <message>
+        <source>Export {view} as PNG or SVG…</source>
+        <translation>将“{view}”导出为 PNG 或 SVG…</translation>
+    </message>
+    <message>
+        <source>Export all layers…</source>
+        <translation>导出所有层…</translation>
+    </message>
+    <message>
+        <source>Export data (.npz)…</source>
+        <translation>导出数据（.npz）…</translation>
+    </message>
+    <message>
+        <source>No model is loaded: open a model folder from the Model menu.</source>
+        <translation>尚未加载模型：请从“模型”菜单打开一个模型文件夹。</translation>
+    </message>
+    <message>
+        <source>Open a gpt2viz model folder</source>
+        <translation>打开 gpt2viz 模型文件夹</translation>
+    </message>
+    <message>
+        <source>Run a prompt first: there is nothing to export yet.</source>
+        <translation>请先运行一段提示词：现在还没有可导出的内容。</translation>
+    </message>
+    <message>
+        <source>Export {view}</source>
+        <translation>导出“{view}”</translation>
+    </message>
+    <message>
+        <source>PNG image (*.png);;SVG drawing (*.svg)</source>
+        <translation>PNG 图像 (*.png);;SVG 矢量图 (*.svg)</translation>
+    </message>
+    <message>
+        <source>saved {path}</source>
+        <translation>已保存 {path}</translation>
+    </message>
+    <message>
+        <source>Export every layer of {view} into…</source>
+        <translation>将“{view}”的每一层导出到…</translation>
+    </message>
+    <message>
+        <source>Replace files?</source>
+        <translation>替换文件？</translation>
+    </message>
+    <message>
+        <source>{folder} already holds {n} exported files; replace those with the same names?</source>
+        <translation>{folder} 中已有 {n} 个导出文件；要替换同名文件吗？</translation>
+    </message>
+    <message>
+        <source>Exporting {n} layers of {view}…</source>
+        <translation>正在导出“{view}”的 {n} 层…</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>saved {n} images, a contact sheet and index.json in {folder}</source>
+        <translation>已在 {folder} 中保存 {n} 张图、一张总览图和 index.json</translation>
+    </message>
+    <message>
+        <source>Export data</source>
+        <translation>导出数据</translation>
+    </message>
+    <message>
+        <source>NumPy archive (*.npz)</source>
+        <translation>NumPy 归档 (*.npz)</translation>
+    </message>
+    <message>
+        <source>saved {npz} and {json}</source>
+        <translation>已保存 {npz} 和 {json}</translation>
+    </message>
+    <message>
+        <source>no model</source>
+        <translation>无模型</translation>
+    </message>
+    <message>
+        <source>{name} · {params:.1f}M params · {n_layer} layers × {n_head} heads · context {used}/{n_positions} · KV cache {kv:.2f} MB · last step {ms:.1f} ms</source>
+        <translation>{name} · {params:.1f}M 参数 · {n_layer} 层 × {n_head} 头 · 上下文 {used}/{n_positions} · KV 缓存 {kv:.2f} MB · 上一步 {ms:.1f} ms</translation>
+    </message>
+    <message>
+        <source> · running…</source>
+        <translation> · 运行中…</translation>
+    </message>
+    <message>
+        <source>Exporting GPT-2 (124M): download, ONNX export, validation…</source>
+        <translation>正在导出 GPT-2（124M）：下载、ONNX 导出、校验…</translation>
+    </message>
+    <message>
+        <source>Get GPT-2</source>
+        <translation>获取 GPT-2</translation>
+    </message>
+    <message>
+        <source>the export failed</source>
+        <translation>导出失败</translation>
+    </message>
+    <message>
+        <source>Could not get GPT-2: {error}
+
+Without network: download &apos;openai-community/gpt2&apos; (config.json, model.safetensors, tokenizer.json) on another machine, then run `gpt2viz export &lt;that folder&gt; --out {out}`. The export needs `pip install &apos;gpt2viz[export]&apos;`.</source>
+        <translation>无法获取 GPT-2：{error}
+
+没有网络时：在另一台机器上下载 &apos;openai-community/gpt2&apos;（config.json、model.safetensors、tokenizer.json），然后运行 `gpt2viz export &lt;该文件夹&gt; --out {out}`。导出需要先 `pip install &apos;gpt2viz[export]&apos;`。</translation>
+    </message>
+</context>
+<context>
+    <name>MlpView</name>
+    <message>
+        <source>neuron</source>
+        <translation>神经元</translation>
+    </message>
+    <message>
+        <source>activation (after GELU)</source>
+        <translation>激活值（GELU 之后）</translation>
+    </message>
+    <message>
+        <source>activation</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>× ‖value‖</source>
+        <translation>× ‖值‖</translation>
+    </message>
+    <message>
+        <source>Run a prompt to see the MLP neurons.</source>
+        <translation>运行一段提示词，即可查看前馈网络的神经元。</translation>
+    </message>
+    <message>
+        <source>Layer {layer}, position {pos} {token}: {n:,} neurons, {active} above {threshold}. Each neuron is a key (its input weights decide when it fires) and a value (its output weights: what it adds to the residual). Orange: the biggest writers. Click one to read its value as tokens.</source>
+        <translation>第 {layer} 层，位置 {pos} {token}：共 {n:,} 个神经元，其中 {active} 个高于 {threshold}。每个神经元是一把键（输入权重决定它何时激活）加一个值（输出权重：它往残差流里加什么）。橙色：写入最多的神经元。点击一个，可把它的值读成词元。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;The whole MLP output&lt;/b&gt; through the unembedding promotes {promotes}; suppresses {suppresses}</source>
+        <translation>&lt;b&gt;整个前馈网络的输出&lt;/b&gt;经反嵌入后，推高 {promotes}；压低 {suppresses}</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Neuron {neuron}&lt;/b&gt; of layer {layer}: its value vector W_out[{neuron}] · W_U&lt;br&gt;promotes: {promotes}&lt;br&gt;suppresses: {suppresses}</source>
+        <translation>第 {layer} 层的&lt;b&gt;神经元 {neuron}&lt;/b&gt;：它的值向量 W_out[{neuron}] · W_U&lt;br&gt;推高：{promotes}&lt;br&gt;压低：{suppresses}</translation>
+    </message>
+</context>
+<context>
+    <name>PathView</name>
+    <message>
+        <source>target token (default: the next token)</source>
+        <translation>目标词元（默认：下一个词元）</translation>
+    </message>
+    <message>
+        <source>vs token (optional: a logit difference)</source>
+        <translation>对比词元（可选：看逻辑值之差）</translation>
+    </message>
+    <message>
+        <source>threshold</source>
+        <translation>阈值</translation>
+    </message>
+    <message>
+        <source>Edges are DLA-weighted (not LLM-TT&apos;s vector shares): signed, blue pushed and red pulled down, and before pruning they add up to the logit; only direct paths into this position are edges. Attribution freezes the final LayerNorm&apos;s scale at the real residual; the logit lens recomputes it at every depth, so their numbers differ.</source>
+        <translation>边的粗细按直接逻辑值归因（DLA）加权（而不是 LLM-TT 的向量份额）：有正负之分，蓝色是推高，红色是压低，剪枝前它们加起来正好等于逻辑值；只有直接通向这个位置的路径才画成边。归因时把最终层归一化的缩放固定在真实残差上；Logit 透镜则在每个深度重新计算它，所以两者的数字不同。</translation>
+    </message>
+    <message>
+        <source>hover an edge or a node for its numbers; click an edge to open its head, a node to see the logit lens there</source>
+        <translation>鼠标悬停在边或节点上可查看数字；点击边打开对应的头，点击节点查看该处的 Logit 透镜</translation>
+    </message>
+    <message>
+        <source>depth</source>
+        <translation>深度</translation>
+    </message>
+    <message>
+        <source>direct contribution</source>
+        <translation>直接贡献</translation>
+    </message>
+    <message>
+        <source>{0:.1f} % of total</source>
+        <translation>占总量的 {0:.1f} %</translation>
+    </message>
+    <message>
+        <source>Run a prompt to see which parts of the model pushed the next token.</source>
+        <translation>运行一段提示词，即可查看是模型的哪些部分推出了下一个词元。</translation>
+    </message>
+    <message>
+        <source>Direct logit attribution of {what} at position {pos}: logit {logit:.3f} = the parts + final LayerNorm bias {bias:+.3f}. {dropped} parts at or under the threshold are hidden (the kept ones are {kept:.0%} of the total |contribution|; widths renormalised). Largest source: {head}.</source>
+        <translation>位置 {pos} 上 {what} 的直接逻辑值归因：逻辑值 {logit:.3f} = 各部分之和 + 最终层归一化的偏置 {bias:+.3f}。有 {dropped} 个部分不超过阈值，已隐藏（保留部分占总 |贡献| 的 {kept:.0%}；线宽已重新归一化）。最大来源：{head}。</translation>
+    </message>
+    <message>
+        <source>embed</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>how {0} got its logit: layers × positions (depth n = after block n−1)</source>
+        <translation>{0} 的逻辑值从何而来：层 × 位置（深度 n = 模块 n−1 之后）</translation>
+    </message>
+    <message>
+        <source>what pushed {0} (and what pulled it down)</source>
+        <translation>是什么推高了 {0}（又是什么压低了它）</translation>
+    </message>
+    <message>
+        <source> reading {0} (position {1})</source>
+        <translation> 读取 {0}（位置 {1}）</translation>
+    </message>
+    <message>
+        <source>{label}{src}: {value:+.4f} to {target} ({share:.0%} of the kept edges)</source>
+        <translation>{label}{src}：对 {target} 贡献 {value:+.4f}（占保留边的 {share:.0%}）</translation>
+    </message>
+    <message>
+        <source>after the embeddings</source>
+        <translation>嵌入之后</translation>
+    </message>
+    <message>
+        <source>after block {0}</source>
+        <translation>模块 {0} 之后</translation>
+    </message>
+    <message>
+        <source>after block {0}&apos;s attention</source>
+        <translation>模块 {0} 的注意力之后</translation>
+    </message>
+    <message>
+        <source>{0} (position {1}) {2}</source>
+        <translation>{0}（位置 {1}），{2}</translation>
+    </message>
+    <message>
+        <source>: the parts so far add {0:+.4f}</source>
+        <translation>：到此为止各部分之和为 {0:+.4f}</translation>
+    </message>
+    <message>
+        <source> · lens there predicts {0} ({1:.1%})</source>
+        <translation> · 该处透镜预测 {0}（{1:.1%}）</translation>
+    </message>
+</context>
+<context>
+    <name>PipelineView</name>
+    <message>
+        <source>◀ Previous stage</source>
+        <translation>◀ 上一阶段</translation>
+    </message>
+    <message>
+        <source>Next stage ▶</source>
+        <translation>下一阶段 ▶</translation>
+    </message>
+    <message>
+        <source>The pipeline shows every stage a token passes through. Run a prompt, then click a stage or walk through them with Previous / Next.</source>
+        <translation>流水线展示了一个词元经过的每个阶段。运行一段提示词，然后点击某个阶段，或用“上一阶段 / 下一阶段”逐个走过。</translation>
+    </message>
+</context>
+<context>
+    <name>ProbabilityChart</name>
+    <message>
+        <source>probability</source>
+        <translation>概率</translation>
+    </message>
+    <message>
+        <source>ghost bar = model&apos;s own probability · solid = after settings · struck out = cut by top-k/top-p · ★ = what Step picks · click a bar to force it</source>
+        <translation>虚线条 = 模型原始概率 · 实心条 = 按采样设置之后 · 划掉 = 被 Top-k/Top-p 截掉 · ★ = “单步”会选的词元 · 点击一根条可强制选它</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Top-k</source>
+        <translation>Top-k</translation>
+    </message>
+    <message>
+        <source>Top-p</source>
+        <translation>Top-p</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>0 (greedy)</source>
+        <translation>0（贪婪）</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>off (1.0)</source>
+        <translation>关闭（1.0）</translation>
+    </message>
+    <message>
+        <source>Next token</source>
+        <translation>下一个词元</translation>
+    </message>
+    <message>
+        <source>  (model {raw:.1%})</source>
+        <translation>  （模型 {raw:.1%}）</translation>
+    </message>
+    <message>
+        <source>Next token after position {position} · {kept:,} of {vocab:,} tokens kept · entropy {entropy:.2f} nats</source>
+        <translation>位置 {position} 之后的下一个词元 · {vocab:,} 个词元中保留 {kept:,} 个 · 熵 {entropy:.2f} 奈特</translation>
+    </message>
+</context>
+<context>
+    <name>ResidualView</name>
+    <message>
+        <source>norm</source>
+        <translation>范数</translation>
+    </message>
+    <message>
+        <source>cosine to final residual</source>
+        <translation>与最终残差的余弦相似度</translation>
+    </message>
+    <message>
+        <source>depth (0 = embeddings, then after each block)</source>
+        <translation>深度（0 = 嵌入，之后逐模块）</translation>
+    </message>
+    <message>
+        <source>residual after</source>
+        <translation>之后的残差</translation>
+    </message>
+    <message>
+        <source>attention adds</source>
+        <translation>注意力加入</translation>
+    </message>
+    <message>
+        <source>MLP adds</source>
+        <translation>前馈网络加入</translation>
+    </message>
+    <message>
+        <source>Run a prompt to see the residual stream.</source>
+        <translation>运行一段提示词，即可查看残差流。</translation>
+    </message>
+    <message>
+        <source>Position {pos} {token}: the residual stream is the sum every block writes into. Top: its size after each block and the size of what attention and the MLP of that block added. Bottom: how close its direction already is to the final one (1 = same direction).</source>
+        <translation>位置 {pos} {token}：残差流是每个模块都往里写的那个总和。上图：每个模块之后它的大小，以及该模块的注意力和前馈网络各加了多大的量。下图：它的方向与最终方向已有多接近（1 = 方向相同）。</translation>
+    </message>
+</context>
+<context>
+    <name>Snapshot</name>
+    <message>
+        <source>pipeline</source>
+        <translation>流水线</translation>
+    </message>
+    <message>
+        <source>chart</source>
+        <translation>下一词元图</translation>
+    </message>
+    <message>
+        <source>tokens</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>embeddings</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>attention</source>
+        <translation>注意力</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>注意力头</translation>
+    </message>
+    <message>
+        <source>mlp</source>
+        <translation>前馈网络</translation>
+    </message>
+    <message>
+        <source>lens</source>
+        <translation>Logit 透镜</translation>
+    </message>
+    <message>
+        <source>residual</source>
+        <translation>残差流</translation>
+    </message>
+    <message>
+        <source>path</source>
+        <translation>路径</translation>
+    </message>
+    <message>
+        <source>attribution</source>
+        <translation>归因</translation>
+    </message>
+    <message>
+        <source>data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <source>“{prompt}”</source>
+        <translation>“{prompt}”</translation>
+    </message>
+    <message>
+        <source>step {step}</source>
+        <translation>第 {step} 步</translation>
+    </message>
+    <message>
+        <source>layer {value}</source>
+        <translation>第 {value} 层</translation>
+    </message>
+    <message>
+        <source>head {value}</source>
+        <translation>头 {value}</translation>
+    </message>
+    <message>
+        <source>position {value}</source>
+        <translation>位置 {value}</translation>
+    </message>
+</context>
+<context>
+    <name>Stages</name>
+    <message>
+        <source>Tokens</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>Embed + pos</source>
+        <translation>嵌入 + 位置</translation>
+    </message>
+    <message>
+        <source>Final LN</source>
+        <translation>最终层归一化</translation>
+    </message>
+    <message>
+        <source>LM head</source>
+        <translation>LM 头</translation>
+    </message>
+    <message>
+        <source>Softmax</source>
+        <translation>Softmax</translation>
+    </message>
+    <message>
+        <source>Pick</source>
+        <translation>选择</translation>
+    </message>
+    <message>
+        <source>Block {layer}</source>
+        <translation>模块 {layer}</translation>
+    </message>
+    <message>
+        <source>{token}
+pos {position}</source>
+        <translation>{token}
+位置 {position}</translation>
+    </message>
+    <message>
+        <source>‖x‖ {norm:.1f}
+{n_embd}-d</source>
+        <translation>‖x‖ {norm:.1f}
+{n_embd} 维</translation>
+    </message>
+    <message>
+        <source>h{head} {weight:.0%}
+{token} {prob:.0%}</source>
+        <translation>头{head} {weight:.0%}
+{token} {prob:.0%}</translation>
+    </message>
+    <message>
+        <source>‖x‖ {norm:.1f}</source>
+        <translation>‖x‖ {norm:.1f}</translation>
+    </message>
+    <message>
+        <source>{vocab:,} logits
+max {logit:.1f}</source>
+        <translation>{vocab:,} 个逻辑值
+最大 {logit:.1f}</translation>
+    </message>
+    <message>
+        <source>{token}
+{prob:.1%}</source>
+        <translation>{token}
+{prob:.1%}</translation>
+    </message>
+    <message>
+        <source>next was
+{token}</source>
+        <translation>下一个是
+{token}</translation>
+    </message>
+    <message>
+        <source>“{token}”</source>
+        <translation>“{token}”</translation>
+    </message>
+    <message>
+        <source>The text became {n_tokens} tokens (byte-pair pieces; a leading space belongs to the token). Position {position} is {token}, id {id}. The model reads at most {n_positions} tokens.</source>
+        <translation>这段文字变成了 {n_tokens} 个词元（字节对编码切出的片段；词前的空格属于该词元）。位置 {position} 是 {token}，id 为 {id}。模型一次最多读 {n_positions} 个词元。</translation>
+    </message>
+    <message>
+        <source>{token} is looked up in a table of {vocab:,} learned vectors of {n_embd} numbers (norm {embed_norm:.2f}); the vector for position {position} (norm {pos_norm:.2f}) is added. Their sum (norm {sum_norm:.2f}) starts the residual stream that every block reads from and writes into.</source>
+        <translation>在一张由 {vocab:,} 个训练得来的向量（每个 {n_embd} 个数）组成的表里查出 {token}（范数 {embed_norm:.2f}），再加上位置 {position} 的向量（范数 {pos_norm:.2f}）。两者之和（范数 {sum_norm:.2f}）就是残差流的起点，之后每个模块都从中读取、向其写入。</translation>
+    </message>
+    <message>
+        <source>Block {layer}: {n_head} attention heads let {token} read earlier tokens; head {head} puts {weight:.0%} of its attention on {key_token} (position {key}). Attention adds a vector of norm {attn_norm:.2f}, then the MLP&apos;s {d_mlp:,} neurons add norm {mlp_norm:.2f}; the residual&apos;s norm is now {resid_norm:.2f}. Read out here, it would predict {lens_token} ({lens_prob:.0%}).</source>
+        <translation>模块 {layer}：{n_head} 个注意力头让 {token} 读取前面的词元；头 {head} 把 {weight:.0%} 的注意力放在 {key_token}（位置 {key}）上。注意力加入一个范数为 {attn_norm:.2f} 的向量，随后前馈网络的 {d_mlp:,} 个神经元再加入范数 {mlp_norm:.2f}；此时残差流的范数为 {resid_norm:.2f}。如果在这里读出，它会预测 {lens_token}（{lens_prob:.0%}）。</translation>
+    </message>
+    <message>
+        <source>The final LayerNorm recentres and rescales the residual (norm {norm_in:.2f} → {norm_out:.2f}) so the unembedding sees a vector of standard size.</source>
+        <translation>最终层归一化把残差流重新居中并缩放（范数 {norm_in:.2f} → {norm_out:.2f}），让反嵌入拿到一个标准大小的向量。</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
+    </message>
+    <message>
+        <source>{token} {value:.2f}</source>
+        <translation>{token} {value:.2f}</translation>
+    </message>
+    <message>
+        <source>The LM head multiplies by the {vocab:,} token embeddings again (tied weights) to score every possible next token: {scores}. Only the last position&apos;s scores choose the next token; it is the only one that has seen the whole text.</source>
+        <translation>LM 头再乘一次那 {vocab:,} 个词元嵌入（权重共享），给每个可能的下一个词元打分：{scores}。只有最后一个位置的分数决定下一个词元，因为只有它看过完整的文本。</translation>
+    </message>
+    <message>
+        <source>{token} {prob:.1%}</source>
+        <translation>{token} {prob:.1%}</translation>
+    </message>
+    <message>
+        <source>Softmax turns scores into probabilities that sum to 1: {probs}. Entropy {entropy:.2f} nats (0 = certain, {max_entropy:.1f} = uniform).</source>
+        <translation>Softmax 把分数变成加起来等于 1 的概率：{probs}。熵为 {entropy:.2f} 奈特（0 = 确定，{max_entropy:.1f} = 均匀分布）。</translation>
+    </message>
+    <message>
+        <source> After this position came {token}.</source>
+        <translation> 这个位置之后出现的是 {token}。</translation>
+    </message>
+    <message>
+        <source>Only the newest position chooses the next token; select it to see the choice.</source>
+        <translation>只有最新的位置会选出下一个词元；选中它即可查看这次选择。</translation>
+    </message>
+    <message>
+        <source>temperature 0: always the most likely token</source>
+        <translation>温度 0：总是选概率最高的词元</translation>
+    </message>
+    <message>
+        <source>temperature {temperature:g}, top-k {top_k}, top-p {top_p:g}, seed {seed}</source>
+        <translation>温度 {temperature:g}，Top-k {top_k}，Top-p {top_p:g}，随机种子 {seed}</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>{n:,} candidates remain</source>
+        <translation>剩下 {n:,} 个候选</translation>
+    </message>
+    <message>
+        <source>{n:,} candidate remains</source>
+        <translation>剩下 {n:,} 个候选</translation>
+    </message>
+    <message>
+        <source>Choosing the next token ({rule}): {remain}; the step will append {token} ({p_final:.1%} after the settings, {p_raw:.1%} as the model gave it). Then the whole path runs again for that one token, reusing the cached keys and values.</source>
+        <translation>选择下一个词元（{rule}）：{remain}；这一步将追加 {token}（按当前设置为 {p_final:.1%}，模型原始给出 {p_raw:.1%}）。之后整条路径只为这一个词元再走一遍，并复用缓存的键和值。</translation>
+    </message>
+</context>
+<context>
+    <name>StepControls</name>
+    <message>
+        <source>◀ Back</source>
+        <translation>◀ 上一步</translation>
+    </message>
+    <message>
+        <source>Step ▶</source>
+        <translation>单步 ▶</translation>
+    </message>
+    <message>
+        <source>Reset</source>
+        <translation>重置</translation>
+    </message>
+    <message>
+        <source>Undo the last step (←): restores the stored state, no recomputation</source>
+        <translation>撤销上一步（←）：恢复已保存的状态，不重新计算</translation>
+    </message>
+    <message>
+        <source>Append one token using the KV cache (Space or →)</source>
+        <translation>利用 KV 缓存追加一个词元（空格键或 →）</translation>
+    </message>
+    <message>
+        <source>Step automatically at the pace on the right</source>
+        <translation>按右侧设定的节奏自动单步</translation>
+    </message>
+    <message>
+        <source>Back to the prompt</source>
+        <translation>回到提示词</translation>
+    </message>
+    <message>
+        <source>Pace</source>
+        <translation>节奏</translation>
+    </message>
+    <message>
+        <source>{ms} ms</source>
+        <translation>{ms} ms</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Play</source>
+        <translation>播放</translation>
+    </message>
+</context>
+<context>
+    <name>TokenStrip</name>
+    <message>
+        <source>generated</source>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>prompt</source>
+        <translation>提示词</translation>
+    </message>
+    <message>
+        <source>position {pos} · id {id} · bytes {bytes} · {kind}</source>
+        <translation>位置 {pos} · id {id} · 字节 {bytes} · {kind}</translation>
+    </message>
+    <message>
+        <source>Type a prompt and press Run (Ctrl+Enter).</source>
+        <translation>输入提示词并点击“运行”（Ctrl+Enter）。</translation>
+    </message>
+    <message>
+        <source>… {n} earlier</source>
+        <translation>… 前面还有 {n} 个</translation>
+    </message>
+</context>
+<context>
+    <name>TokensView</name>
+    <message>
+        <source>position</source>
+        <translation>位置</translation>
+    </message>
+    <message>
+        <source>id</source>
+        <translation>id</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>bytes</source>
+        <translation>字节</translation>
+    </message>
+    <message>
+        <source>kind</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>Run a prompt to see its tokens.</source>
+        <translation>运行一段提示词，即可查看它的词元。</translation>
+    </message>
+    <message>
+        <source>{n} tokens for {n_bytes} bytes of UTF-8 · context {n}/{n_positions}. A leading space belongs to the token (␣): “unbelievable” is 4 pieces (un|bel|iev|able) but “␣unbelievable” is one. Tokens marked [i-j/n] hold bytes i..j of an n-byte character.</source>
+        <translation>{n_bytes} 字节的 UTF-8 文本共 {n} 个词元 · 上下文 {n}/{n_positions}。词前的空格属于该词元（␣）：“unbelievable”被切成 4 块（un|bel|iev|able），而“␣unbelievable”只是一个词元。标为 [i-j/n] 的词元装的是某个 n 字节字符的第 i 到 j 个字节。</translation>
+    </message>
+    <message>
+        <source>generated</source>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>prompt</source>
+        <translation>提示词</translation>
+    </message>
+    <message>
+        <source> · partial character</source>
+        <translation> · 不完整字符</translation>
+    </message>
+</context>
+<context>
+    <name>Views</name>
+    <message>
+        <source>layer </source>
+        <translation>层 </translation>
+    </message>
+</context>
+<context>
+    <name>Worker</name>
+    <message>
+        <source>no model is loaded</source>
+        <translation>尚未加载模型</translation>
+    </message>
+    <message>
+        <source>run a prompt first</source>
+        <translation>请先运行一段提示词</translation>
+    </message>
+</context>
+</TS>
