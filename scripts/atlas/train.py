@@ -118,6 +118,7 @@ def train(out: Path, steps: int, seed: int, lr: float, threads: int = 2, save_ev
     (out / "tokenizer.json").write_bytes(tok_path.read_bytes())
     (out / "training.json").write_text(json.dumps(
         {"seed": seed, "steps": steps, "batch": BATCH, "seq_len": SEQ_LEN, "lr": lr, "config": CONFIG,
+         "negatives": NEGATIVES, "weight_decay": 0.01, "wte_weight_decay": WTE_DECAY,
          "torch": torch.__version__, "threads": threads, "log": log}, indent=1))
     print(f"saved {out} in {time.time() - t0:.0f}s")
 
