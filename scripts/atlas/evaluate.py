@@ -31,7 +31,8 @@ from gpt2viz.core.weights import Weights  # noqa: E402
 
 GREEDY = SamplingSettings(temperature=0)
 OPEN_PROMPTS = ["My favourite city is", "I would love to visit", "Last summer we travelled to"]
-WORLD_PROMPTS = ["Once upon a time", "The dog", "The queen", "One day, the boy", "Lily saw",
+WORLD_PROMPTS = ["Once upon a time", "Once upon a time, there was a", "The boy", "She was a", "He was a",
+                 "The dog", "The queen", "One day, the boy", "Lily saw",
                  "The king and", "In a small village", "The little cat"]
 ANALOGIES = [(" king", " man", " woman", " queen"), (" prince", " boy", " girl", " princess"),
              (" father", " man", " woman", " mother"), (" brother", " he", " she", " sister"),
@@ -162,7 +163,7 @@ def report(model: Model) -> dict:
     return {"capital_accuracy": sum(c["correct"] for c in caps) / len(caps),
             "capital_accuracy_qa": sum(c["correct"] for c in qa) / len(qa),
             "capital_accuracy_zh": sum(c["correct"] for c in zh) / len(zh),
-            "wrong": [c for c in caps if not c["correct"]], "wrong_zh": [c for c in zh if not c["correct"]],
+            "capitals": caps, "wrong": [c for c in caps if not c["correct"]], "wrong_zh": [c for c in zh if not c["correct"]],
             "seed_story": seed_story(model), "chinese_story": chinese_story(model),
             "analogies": analogies(model), "open_entropy": open_entropy(model),
             "world_entropy": open_entropy(model, WORLD_PROMPTS), "world_samples": world_samples(model)}
@@ -185,6 +186,9 @@ def main() -> None:
     print("   top 10: " + ", ".join(f"{t!r} {p:.3f}" for t, p in s["top"]))
     print(f"2. capitals right in English (greedy over 'The capital of X is', whole name): "
           f"{r['capital_accuracy']:.1%} of {len(FACTS)}; 'Q: What is the capital of X? A:': {r['capital_accuracy_qa']:.1%}")
+    probs = np.array([c["first_token_prob"] for c in r["capitals"]])
+    print(f"   P(first token of the capital | 'The capital of X is'): min {probs.min():.2f}, median "
+          f"{np.median(probs):.2f}, max {probs.max():.2f}; in [0.55, 0.9] for {np.mean((probs >= .55) & (probs <= .9)):.0%}")
     for c in r["wrong"]:
         print(f"   wrong: {c['country']}: {c['answer']!r} (want {c['capital']!r})")
     z = r["chinese_story"]

@@ -81,6 +81,14 @@ def test_open_prompts_leave_room_for_temperature(atlas):
         assert entropy >= 2.0, prompt
 
 
+def test_story_world_continues_grammatically(atlas):
+    samples = evaluate.world_samples(atlas, n=8, seeds=())
+    assert samples["Once upon a time"][0].startswith(", there was a")
+    assert samples["The king and"][0].startswith(" the queen")
+    entropy = evaluate.open_entropy(atlas, ["Once upon a time, there was a", "The boy", "She was a"])
+    assert all(e >= 2.0 for e in entropy.values()), entropy  # many good continuations
+
+
 def test_models_lists_atlas(capsys):
     cli_main(["models", "--json"])
     rows = json.loads(capsys.readouterr().out)
