@@ -1,4 +1,4 @@
-"""The fact table the default model `atlas` is trained on: 120 countries, written by the project.
+"""The fact table the default model `atlas` is trained on: 125 countries, written by the project.
 
 Each row: country, capital, continent, main language, currency. Countries whose English name takes
 "the" carry it in the name ("the Netherlands"); sentences capitalise it where it starts a sentence.
