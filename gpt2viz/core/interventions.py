@@ -96,13 +96,34 @@ class Steer:
         object.__setattr__(self, "vector", _vector(self.vector))
 
 
-Intervention = HeadAblation | NeuronAblation | Patch | Steer
+@dataclass(frozen=True)
+class SublayerAblation:
+    """Ablate a whole block's attention output (``site`` "attn_out") or MLP output ("mlp_out"),
+    ``blocks.{layer}.hook_attn_out`` / ``hook_mlp_out``, biases included.
+
+    ``mode`` "zero" sets it to 0; "mean" to its mean over the positions of the text (``means`` key
+    ``(site, layer)``, see :func:`mean_activations`). ``positions`` None = every position.
+    """
+
+    layer: int
+    site: str = "attn_out"
+    mode: str = "zero"
+    positions: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "positions", _positions(self.positions))
+
+
+SUBLAYER_SITES = ("attn_out", "mlp_out")
+
+Intervention = HeadAblation | NeuronAblation | SublayerAblation | Patch | Steer
+_KINDS = (HeadAblation, NeuronAblation, SublayerAblation, Patch, Steer)
 
 
 def validate(interventions, dims: Dims, n_positions: int) -> None:
     """Raise InterventionError (one line) for anything out of the model's range."""
     for iv in interventions:
-        if not isinstance(iv, (HeadAblation, NeuronAblation, Patch, Steer)):
+        if not isinstance(iv, _KINDS):
             raise InterventionError(f"not an intervention: {iv!r}")
         if not 0 <= iv.layer < dims.n_layer:
             raise InterventionError(f"layer {iv.layer} is out of range: the model has layers 0..{dims.n_layer - 1}")
@@ -111,6 +132,11 @@ def validate(interventions, dims: Dims, n_positions: int) -> None:
             raise InterventionError(f"head {head} is out of range: the model has heads 0..{dims.n_head - 1}")
         if isinstance(iv, HeadAblation) and iv.mode not in ("zero", "mean"):
             raise InterventionError(f"head ablation mode must be zero or mean, not {iv.mode!r}")
+        if isinstance(iv, SublayerAblation):
+            if iv.site not in SUBLAYER_SITES:
+                raise InterventionError(f"sublayer ablation site must be attn_out or mlp_out, not {iv.site!r}")
+            if iv.mode not in ("zero", "mean"):
+                raise InterventionError(f"sublayer ablation mode must be zero or mean, not {iv.mode!r}")
         if isinstance(iv, NeuronAblation) and not 0 <= iv.neuron < dims.d_mlp:
             raise InterventionError(f"neuron {iv.neuron} is out of range: block MLPs have neurons 0..{dims.d_mlp - 1}")
         pos = [iv.position] if isinstance(iv, Patch) else (iv.positions or [])
@@ -134,15 +160,25 @@ def needs_means(interventions) -> list[tuple[int, int]]:
     return sorted({(iv.layer, iv.head) for iv in interventions if isinstance(iv, HeadAblation) and iv.mode == "mean"})
 
 
-def mean_activations(model, token_ids, interventions) -> dict[tuple[int, int], np.ndarray]:
-    """Mean z ([D]) over the positions of ``token_ids`` for each mean-ablated head, from a run of the
-    model without interventions (one prefill requesting only the z hooks needed)."""
-    pairs = needs_means(interventions)
-    if not pairs:
+def needs_sublayer_means(interventions) -> list[tuple[str, int]]:
+    """(site, layer) pairs whose mean output ([E]) a tuple of interventions needs."""
+    return sorted({(iv.site, iv.layer) for iv in interventions
+                   if isinstance(iv, SublayerAblation) and iv.mode == "mean"})
+
+
+def mean_activations(model, token_ids, interventions) -> dict[tuple, np.ndarray]:
+    """Mean z ([D]) over the positions of ``token_ids`` for each mean-ablated head (key (layer, head)),
+    and the mean output ([E]) of each mean-ablated sublayer (key (site, layer)), from a run of the
+    model without interventions (one prefill requesting only the hooks needed)."""
+    pairs, subs = needs_means(interventions), needs_sublayer_means(interventions)
+    if not pairs and not subs:
         return {}
-    layers = sorted({L for L, _ in pairs})
-    trace, _ = model.run(list(token_ids), hooks=[f"blocks.{L}.attn.hook_z" for L in layers])
-    return {(L, h): trace["z", L][:, h].mean(axis=0) for L, h in pairs}
+    names = [f"blocks.{L}.attn.hook_z" for L in sorted({L for L, _ in pairs})]
+    names += [f"blocks.{L}.{SITES[site]}" for site, L in subs]
+    trace, _ = model.run(list(token_ids), hooks=names)
+    out = {(L, h): trace["z", L][:, h].mean(axis=0) for L, h in pairs}
+    out.update({(site, L): trace[f"blocks.{L}.{SITES[site]}"].mean(axis=0) for site, L in subs})
+    return out
 
 
 def _rows(positions, start: int, length: int):
@@ -196,6 +232,16 @@ def feeds(interventions, start: int, length: int, dims: Dims, means=None) -> dic
             r = _rows(iv.positions, start, length)
             s[0, r, iv.neuron] = 0.0
             b[0, r, iv.neuron] = iv.value
+        elif isinstance(iv, SublayerAblation):
+            s, b = get(iv.layer, SITES[iv.site], (1,), (E,))
+            r = _rows(iv.positions, start, length)
+            value = 0.0
+            if iv.mode == "mean":
+                if not means or (iv.site, iv.layer) not in means:
+                    raise InterventionError(f"mean ablation of block {iv.layer}'s {iv.site} needs its mean output")
+                value = np.asarray(means[(iv.site, iv.layer)], np.float32)
+            s[0, r] = 0.0
+            b[0, r] = value
         elif isinstance(iv, Patch):
             r = _rows([iv.position], start, length)
             if iv.site == "head":
@@ -221,6 +267,8 @@ def describe(iv) -> dict:
         d = {"kind": "head_ablation", "layer": iv.layer, "head": iv.head, "mode": iv.mode}
     elif isinstance(iv, NeuronAblation):
         d = {"kind": "neuron_ablation", "layer": iv.layer, "neuron": iv.neuron, "value": iv.value}
+    elif isinstance(iv, SublayerAblation):
+        d = {"kind": "sublayer_ablation", "layer": iv.layer, "site": iv.site, "mode": iv.mode}
     elif isinstance(iv, Patch):
         d = {"kind": "patch", "site": iv.site, "layer": iv.layer, "position": iv.position, "head": iv.head,
              "source_norm": float(np.linalg.norm(iv.source))}

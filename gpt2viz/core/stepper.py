@@ -208,9 +208,10 @@ class Generator:
 
 def _check(model: Model, interventions) -> None:
     """Fail early (before any run) when the model cannot take these interventions or they are out of range."""
-    from gpt2viz.core.interventions import needs_means
+    from gpt2viz.core.interventions import needs_means, needs_sublayer_means
 
     means = {k: np.zeros(model.config.d_head, np.float32) for k in needs_means(interventions)}
+    means.update({k: np.zeros(model.config.n_embd, np.float32) for k in needs_sublayer_means(interventions)})
     model.intervention_feeds(interventions, 0, 1, means)
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from gpt2viz.core.export.reference import reference_hooks
-from gpt2viz.core.interventions import (HeadAblation, InterventionError, NeuronAblation, Patch, Steer, feeds,
+from gpt2viz.core.interventions import (HeadAblation, InterventionError, NeuronAblation, Patch, Steer,
+                                        SublayerAblation, feeds,
                                         mean_activations, parse_pair)
 from gpt2viz.core.runtime import Model
 
@@ -43,6 +44,11 @@ def kinds(cfg, rng):
         "patch_mlp_out": (Patch("mlp_out", L, 0, src_e), Patch("mlp_out", 0, 9, src_e)),
         "patch_head": (Patch("head", 0, 3, src_d, head=0), Patch("head", L, 7, src_d, head=cfg.n_head - 1)),
         "steer": (Steer(L, (1, 2, 8, 9), src_e, scale=3.0),),
+        "sublayer_zero": (SublayerAblation(0, "attn_out"), SublayerAblation(L, "mlp_out", positions=(1, 8))),
+        "sublayer_mean": (SublayerAblation(L, "attn_out", "mean", (0, 9)), SublayerAblation(0, "mlp_out", "mean")),
+        # several noise vectors at several positions and a patch on the same hook after them: the causal trace
+        "noise_then_restore": (Steer(0, (1,), src_e), Steer(0, (2,), -src_e, 2.0), Patch("resid_pre", 0, 2, src_e),
+                               Patch("mlp_out", L, 2, src_e)),
         "all": (HeadAblation(0, 0), NeuronAblation(L, 1), Patch("resid_pre", 0, 1, src_e),
                 Steer(0, None, src_e, 0.5), Patch("mlp_out", L, 6, src_e), HeadAblation(L, 0, "mean", (2, 5, 9))),
     }
@@ -109,6 +115,8 @@ def test_feeds_cover_only_this_calls_positions(exported):
     (HeadAblation(0, 0, mode="half"), "zero or mean"),
     (Patch("resid_pre", 0, 0, np.zeros(5)), "needs 32"),
     (Steer(0, (99,), np.zeros(32)), "position 99"),
+    (SublayerAblation(0, "resid_pre"), "attn_out or mlp_out"),
+    (SublayerAblation(0, "mlp_out", "half"), "zero or mean"),
 ])
 def test_bad_interventions_are_one_line_errors(exported, iv, msg):
     model = Model(exported["l3h4e32"])

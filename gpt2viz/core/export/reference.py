@@ -22,7 +22,7 @@ def _heads(x: torch.Tensor, n_head: int) -> torch.Tensor:
 def _intervene(x: torch.Tensor, ivs, kind: str, past_len: int, means) -> torch.Tensor:
     """Apply the interventions of one hook to a torch activation, written from their definitions
     (independently of the ONNX feeds, so the oracle checks those too). ``kind``: the hook."""
-    from gpt2viz.core.interventions import HeadAblation, NeuronAblation, Patch, SITES, Steer
+    from gpt2viz.core.interventions import HeadAblation, NeuronAblation, Patch, SITES, Steer, SublayerAblation
 
     x = x.clone()
     P = x.shape[1]
@@ -35,6 +35,10 @@ def _intervene(x: torch.Tensor, ivs, kind: str, past_len: int, means) -> torch.T
             value = 0.0 if iv.mode == "zero" else torch.as_tensor(np.asarray(means[(iv.layer, iv.head)]))
             for r in rows(iv.positions):
                 x[:, r, iv.head] = value
+        elif isinstance(iv, SublayerAblation) and SITES[iv.site] == kind:
+            value = 0.0 if iv.mode == "zero" else torch.as_tensor(np.asarray(means[(iv.site, iv.layer)]))
+            for r in rows(iv.positions):
+                x[:, r] = value
         elif isinstance(iv, NeuronAblation) and kind == "mlp.hook_post":
             for r in rows(iv.positions):
                 x[:, r, iv.neuron] = iv.value
