@@ -1,0 +1,95 @@
+"""The causal trace equals the same cells made the slow way (one engine run per sample and cell, with
+Steer noise and Patch restores), noise 0 gives the clean probability everywhere, and it cancels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpt2viz.core.causal_trace import (CausalTrace, causal_trace, cell_interventions, default_subject, find_subject,
+                                       noise_draws, embedding_std, window_layers)
+from gpt2viz.core.interventions import InterventionError
+from gpt2viz.core.patching import Cancelled
+from gpt2viz.core.runtime import Model
+from gpt2viz.core.weights import Weights
+
+PROMPT = [464, 3139, 286, 4881, 318]  # "The capital of France is"
+
+
+def p_of(model, ids, target, ivs=()):
+    trace, _ = model.run(ids, interventions=ivs)
+    x = trace.last_logits.astype(np.float64)
+    e = np.exp(x - x.max())
+    return e[target] / e.sum()
+
+
+@pytest.fixture(scope="module")
+def small(exported):
+    model = Model(exported["l3h4e32"])
+    return model, Weights(model.folder / "model.onnx")
+
+
+@pytest.mark.parametrize("window", [1, 2])
+def test_every_cell_equals_engine_runs_with_steer_noise_and_patch_restores(small, window):
+    model, weights = small
+    subject = (2, 3)
+    seen = []
+    tr = causal_trace(model, weights, PROMPT, subject, samples=3, seed=5, window=window,
+                      progress=lambda d, n: seen.append((d, n)))
+    target = int(np.argmax(model.run(PROMPT)[0].last_logits))
+    assert isinstance(tr, CausalTrace) and tr.target == target and tr.subject == subject
+    draws = noise_draws(3, 2, 32, 3.0 * embedding_std(weights), 5)
+    hooks = [f"blocks.{L}.{h}" for L in range(3) for h in ("hook_resid_pre", "hook_attn_out", "hook_mlp_out")]
+    clean, _ = model.run(PROMPT, hooks=hooks)
+    assert tr.clean_prob == pytest.approx(p_of(model, PROMPT, target), rel=1e-5)
+    from gpt2viz.core.interventions import Steer
+    corrupt = np.mean([p_of(model, PROMPT, target, tuple(Steer(0, (s,), draws[i, j]) for j, s in enumerate(subject)))
+                       for i in range(3)])
+    assert tr.corrupt_prob == pytest.approx(corrupt, rel=1e-4)
+    for kind in ("hidden", "mlp", "attn"):
+        assert tr.prob[kind].shape == (3, 5)
+        for L in range(3):
+            for p in range(5):
+                want = np.mean([p_of(model, PROMPT, target,
+                                     cell_interventions(kind, L, p, subject, draws[i], clean, window, 3))
+                                for i in range(3)])
+                assert tr.prob[kind][L, p] == pytest.approx(want, rel=1e-4, abs=1e-9), (kind, L, p)
+    assert seen[-1][0] == seen[-1][1]
+
+
+def test_noise_zero_gives_the_clean_probability_everywhere(small):
+    model, weights = small
+    tr = causal_trace(model, weights, PROMPT, (3,), noise=0.0, samples=2)
+    assert tr.corrupt_prob == pytest.approx(tr.clean_prob, rel=1e-5)
+    for kind, m in tr.prob.items():
+        np.testing.assert_allclose(m, tr.clean_prob, rtol=1e-5, err_msg=kind)
+
+
+def test_restoring_the_noised_embeddings_or_the_last_state_undoes_the_noise(small):
+    model, weights = small
+    tr = causal_trace(model, weights, PROMPT, (3,), samples=4, kinds=("hidden",))
+    m = tr.prob["hidden"]
+    # block 0's input at the only noised position is the embedding: restoring it is the clean run
+    assert m[0, 3] == pytest.approx(tr.clean_prob, rel=1e-5)
+    # positions before the subject are untouched by the noise: restoring them changes nothing
+    np.testing.assert_allclose(m[:, :3], tr.corrupt_prob, rtol=1e-5)
+    assert abs(tr.corrupt_prob - tr.clean_prob) > 1e-6  # the noise did something (so the checks can fail)
+
+
+def test_windows_subjects_cancel_and_errors(small):
+    model, weights = small
+    assert list(window_layers(5, 10, 12)) == list(range(0, 10))
+    assert list(window_layers(0, 1, 12)) == [0]
+    assert list(window_layers(11, 4, 12)) == [9, 10, 11]
+    tok = model.tokenizer
+    assert find_subject(tok, PROMPT, " France") == (3,)
+    assert find_subject(tok, PROMPT, "capital of") == (1, 2)
+    assert default_subject(tok, PROMPT) == (3,)
+    with pytest.raises(InterventionError, match="does not occur"):
+        find_subject(tok, PROMPT, " Germany")
+    with pytest.raises(Cancelled):
+        causal_trace(model, weights, PROMPT, (3,), cancel=lambda: True)
+    with pytest.raises(InterventionError, match="subject"):
+        causal_trace(model, weights, PROMPT, ())
+    with pytest.raises(InterventionError, match="outside"):
+        causal_trace(model, weights, PROMPT, (9,))
