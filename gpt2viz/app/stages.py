@@ -39,8 +39,12 @@ def cell_text(stage: Stage, s: PipelineSummary, show) -> str:
         return translate("Stages", "‖x‖ {norm:.1f}\n{n_embd}-d").format(norm=s.sum_norm, n_embd=s.n_embd)
     if k is StageKind.BLOCK:
         b = s.blocks[stage.layer]
-        return translate("Stages", "h{head} {weight:.0%}\n{token} {prob:.0%}").format(
+        text = translate("Stages", "h{head} {weight:.0%}\n{token} {prob:.0%}").format(
             head=b.head, weight=b.weight, token=show(b.lens_token), prob=b.lens_prob)
+        if b.target_delta is not None:  # interventions in force: where the original answer's path changed
+            text += "\n" + translate("Stages", "{token} #{rank} Δ{delta:+.0%}").format(
+                token=show(s.target), rank=b.target_rank + 1, delta=b.target_delta)
+        return text
     if k is StageKind.LN_FINAL:
         return translate("Stages", "‖x‖ {norm:.1f}").format(norm=s.ln_out_norm)
     if k is StageKind.LM_HEAD:

@@ -40,6 +40,9 @@ class AppState(QObject):
     sigBusy = Signal(bool)
     sigError = Signal(str)
     sigPlaying = Signal(bool)
+    sigInterventions = Signal(str)  # the interventions of a session changed (the re-run follows as sigHistory)
+    sigJobProgress = Signal(str, int, int)  # job channel, done, total
+    sigJobDone = Signal(str, object)  # job channel, result (None: cancelled or failed)
 
     # queued calls into the worker thread
     _toLoad = Signal(int, str, str)
@@ -48,6 +51,8 @@ class AppState(QObject):
     _toStep = Signal(int, str, object, object, object, bool)
     _toBack = Signal(int, str)
     _toReset = Signal(int, str)
+    _toIntervene = Signal(int, str, object)
+    _toJob = Signal(int, str, object)
 
     def __init__(self, settings: Settings | None = None, parent=None):
         super().__init__(parent)
@@ -67,10 +72,15 @@ class AppState(QObject):
         self._toStep.connect(self.worker.step)
         self._toBack.connect(self.worker.back)
         self._toReset.connect(self.worker.reset)
+        self._toIntervene.connect(self.worker.intervene)
+        self._toJob.connect(self.worker.job)
+        self.jobs: dict[str, int] = {}  # job channel -> its newest request
         self.worker.sigModelLoaded.connect(self._on_model)
         self.worker.sigResult.connect(self._on_result)
         self.worker.sigFailed.connect(self._on_failed)
-        self.worker.sigSkipped.connect(lambda _req, _s: self._done())
+        self.worker.sigSkipped.connect(self._on_skipped)
+        self.worker.sigJob.connect(self._on_job)
+        self.worker.sigProgress.connect(self._on_progress)
         self._thread.start()
 
         # Auto-step is paced from each result's arrival (single shot), never by a free-running timer:
@@ -126,6 +136,7 @@ class AppState(QObject):
 
     # ---- requests -------------------------------------------------------------------------------
     def _next(self, session: str, barrier: bool = False) -> int:
+        self.cancel_jobs()  # a new request to the model stops a long analysis at its next graph call
         self._req += 1
         if barrier:
             self._accept_from[session] = self._req
@@ -147,6 +158,8 @@ class AppState(QObject):
         """Tokenize and prefill ``text``; supersedes anything of that session still queued."""
         self.pause()
         s = self.sessions[session]
+        if text != s.prompt:
+            s.subject = ()  # positions of another text
         s.prompt = text
         self._toStart.emit(self._next(session, barrier=True), session, text, s.interventions)
 
@@ -168,6 +181,91 @@ class AppState(QObject):
         self.pause()
         if self.sessions[session].history is not None:
             self._toReset.emit(self._next(session), session)
+
+    # ---- interventions ----------------------------------------------------------------------------
+    def set_interventions(self, interventions, session: str = "A") -> None:
+        """Put ``interventions`` (a tuple) in force for ``session``; the text is run again under them."""
+        s = self.sessions[session]
+        interventions = tuple(interventions)
+        if interventions == s.interventions:
+            return
+        if s.model is not None:
+            from gpt2viz.core.interventions import InterventionError, validate
+
+            try:
+                validate(interventions, s.model.config.dims, s.model.config.n_positions)
+            except InterventionError as e:
+                self.report_error(str(e))
+                return
+        self.pause()
+        s.interventions = interventions
+        self.sigInterventions.emit(session)
+        if s.history is not None:
+            self._toIntervene.emit(self._next(session), session, interventions)
+
+    def add_intervention(self, intervention, session: str = "A") -> None:
+        """Add one intervention (a second identical one is ignored)."""
+        s = self.sessions[session]
+        if intervention not in s.interventions:
+            self.set_interventions((*s.interventions, intervention), session)
+
+    def remove_intervention(self, intervention, session: str = "A") -> None:
+        """Remove one intervention: the numbers return to what they were without it."""
+        s = self.sessions[session]
+        self.set_interventions(tuple(iv for iv in s.interventions if iv != intervention), session)
+
+    def clear_interventions(self, session: str = "A") -> None:
+        """Remove every intervention of ``session``."""
+        self.set_interventions((), session)
+
+    def set_subject(self, positions, session: str = "A") -> None:
+        """The tokens the causal trace corrupts (positions of the prompt)."""
+        s = self.sessions[session]
+        s.subject = tuple(sorted({int(p) for p in positions}))
+        self.sigSelection.emit(session)
+
+    # ---- long analyses --------------------------------------------------------------------------
+    def run_job(self, channel: str, fn) -> None:
+        """Run ``fn(progress, cancel)`` on the worker thread (a patching table, a causal trace).
+
+        Progress arrives as sigJobProgress(channel, done, total), the result as sigJobDone(channel, result);
+        a newer job on the same channel, any new model request, :meth:`cancel_jobs` or closing cancels it.
+        """
+        self.cancel_jobs()
+        self._req += 1
+        self.jobs[channel] = self._req
+        self.worker.supersede(channel, self._req)
+        self._toJob.emit(self._req, channel, fn)
+
+    def cancel_jobs(self, channel: str | None = None) -> None:
+        """Cancel the running or queued job of ``channel`` (default every channel)."""
+        for ch in [channel] if channel else list(self.jobs):
+            if ch in self.jobs:
+                self.worker.supersede(ch, self.jobs[ch] + 1)
+
+    @property
+    def job_running(self) -> bool:
+        return bool(self.jobs)
+
+    def _on_progress(self, req: int, channel: str, done: int, total: int) -> None:
+        if self.jobs.get(channel) == req:
+            self.sigJobProgress.emit(channel, done, total)
+
+    def _finish_job(self, req: int, channel: str, result) -> bool:
+        if self.jobs.get(channel) != req:
+            return False
+        del self.jobs[channel]
+        self.sigJobDone.emit(channel, result)
+        return True
+
+    def _on_job(self, req: int, channel: str, result) -> None:
+        self._finish_job(req, channel, result)
+
+    def _on_skipped(self, req: int, session: str) -> None:
+        if session in self.sessions:
+            self._done()
+        else:
+            self._finish_job(req, session, None)
 
     def play(self) -> None:
         """Auto-step session A at the pace set by :meth:`set_pace`."""
@@ -222,7 +320,7 @@ class AppState(QObject):
         s = self._live(req, session)
         if s is None:
             return  # a result for a prompt or model that has since been replaced
-        s.accept(result.history, result.elapsed_ms, result.lens, result.ran_model, result.lens_tops)
+        s.accept(result.history, result.elapsed_ms, result.lens, result.ran_model, result.lens_tops, result.baseline)
         if session != "A":
             self.sigHistory.emit(session)
             return
@@ -244,6 +342,10 @@ class AppState(QObject):
         self._last_emit = time.perf_counter()
 
     def _on_failed(self, req: int, session: str, message: str) -> None:
+        if session not in self.sessions:  # a long analysis
+            if self._finish_job(req, session, None):
+                self.sigError.emit(message)
+            return
         self._done()
         self.pause()
         if self._live(req, session) is not None:
@@ -303,6 +405,7 @@ class AppState(QObject):
     def shutdown(self) -> None:
         """Stop the worker thread; waits for a model call in progress to end (never kills it)."""
         self.pause()
+        self.cancel_jobs()
         self.worker.supersede_all()  # skip whatever is still queued
         self._thread.quit()
         self._thread.wait()

@@ -20,6 +20,16 @@ from gpt2viz.core.stepper import Generator, History
 from gpt2viz.core.weights import Weights
 
 
+def _fit(interventions, n_positions: int) -> tuple:
+    """Drop the interventions that name positions a new text does not have (a patch of the old text)."""
+    out = []
+    for iv in interventions:
+        pos = [iv.position] if hasattr(iv, "position") else (getattr(iv, "positions", None) or [])
+        if all(0 <= p < n_positions for p in pos):
+            out.append(iv)
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Result:
     """What one request produced: the new history, the newest position's lens, and whether the model ran."""
@@ -29,6 +39,9 @@ class Result:
     lens: np.ndarray | None
     ran_model: bool  # False for Back / Reset: stored frames, no model call
     lens_tops: tuple[np.ndarray, np.ndarray] | None = None  # lens_top(lens): the lens grid's new column
+    # With interventions in force: the same tokens run without them (the chart's ghost, the deltas):
+    # the newest position's [V] logits and its [n_layer + 1, V] logit lens.
+    baseline: tuple[np.ndarray, np.ndarray] | None = None
 
 
 class InferenceWorker(QObject):
@@ -38,8 +51,10 @@ class InferenceWorker(QObject):
     sigResult = Signal(int, str, object)  # request, session, Result
     sigFailed = Signal(int, str, str)  # request, session, message for the user
     sigSkipped = Signal(int, str)  # request that needed no work (superseded, or nothing to undo)
-    # Every request is answered by exactly one of these four signals: the state counts answers to
+    sigJob = Signal(int, str, object)  # request, job channel, the result of a long analysis
+    # Every request is answered by exactly one of these five signals: the state counts answers to
     # know when the worker is idle.
+    sigProgress = Signal(int, str, int, int)  # request, job channel, done, total (not an answer)
 
     def __init__(self):
         super().__init__()
@@ -72,13 +87,25 @@ class InferenceWorker(QObject):
         # and the worker steps at nearly the headless rate.
         gen = self.gens[session]
         h = gen.history()
+        base = self._baseline(gen, session, h) if gen.interventions else None
         if not with_lens:
-            self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, None))
+            self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, None, base))
             return
         lens = lens_at(h, self.weights[session], gen.model.config.n_layer, len(h.tokens) - 1)
         # Its top tokens too: while playing, views skip frames, and the lens grid would otherwise compute
         # the skipped columns on the GUI thread.
-        self.sigResult.emit(req, session, Result(h, elapsed_ms, lens, ran, lens_top(lens)))
+        self.sigResult.emit(req, session, Result(h, elapsed_ms, lens, ran, lens_top(lens), base))
+
+    def _baseline(self, gen: Generator, session: str, h: History):
+        """The current tokens run without interventions: the newest position's logits and logit lens."""
+        from gpt2viz.core.hooks import block_hook
+        from gpt2viz.core.stepper import Frame
+
+        n_layer = gen.model.config.n_layer
+        hooks = [block_hook(L, "hook_resid_post") for L in range(n_layer)] + [block_hook(0, "hook_resid_pre")]
+        trace, _ = gen.model.run(list(h.tokens), hooks=hooks)
+        clean = History((Frame(h.tokens, trace, 0.0),), h.prompt_len)
+        return trace.last_logits, lens_at(clean, self.weights[session], n_layer, len(h.tokens) - 1)
 
     def _guard(self, req: int, session: str, fn) -> None:
         if self._stale(session, req):
@@ -120,11 +147,15 @@ class InferenceWorker(QObject):
 
     @Slot(int, str, str, object)
     def start(self, req: int, session: str, text: str, interventions) -> None:
-        """Tokenize and prefill ``text``. ``interventions`` (a tuple) is forwarded once the engine has them."""
+        """Tokenize and prefill ``text`` under ``interventions`` (a tuple)."""
         def go():
             gen = self._gen(session)
+            ids = gen.model.tokenizer.encode(text)
+            if tuple(interventions) != gen.interventions:
+                gen.frames = []  # the old text is being replaced: nothing to re-run under the new interventions
+                gen.set_interventions(_fit(interventions, len(ids) or 1))
             t0 = time.perf_counter()
-            gen.start(gen.model.tokenizer.encode(text))
+            gen.start(ids)
             self._emit(req, session, (time.perf_counter() - t0) * 1000, True)
         self._guard(req, session, go)
 
@@ -134,8 +165,45 @@ class InferenceWorker(QObject):
             gen = self._gen(session)
             if not gen.frames:
                 raise RuntimeError(QCoreApplication.translate("Worker", "run a prompt first"))
+            if tuple(interventions) != gen.interventions:
+                gen.set_interventions(interventions)
             frame = gen.step(settings, token)
             self._emit(req, session, frame.elapsed_ms, True, with_lens)
+        self._guard(req, session, go)
+
+    @Slot(int, str, object)
+    def intervene(self, req: int, session: str, interventions) -> None:
+        """Put ``interventions`` in force: the text so far is run again under them (its tokens stay)."""
+        def go():
+            gen = self._gen(session)
+            t0 = time.perf_counter()
+            had = bool(gen.frames)
+            gen.set_interventions(interventions)
+            if had:
+                self._emit(req, session, (time.perf_counter() - t0) * 1000, True)
+            else:
+                self.sigSkipped.emit(req, session)
+        self._guard(req, session, go)
+
+    @Slot(int, str, object)
+    def job(self, req: int, session: str, fn) -> None:
+        """Run a long analysis ``fn(progress, cancel)`` (patching table, causal trace) here; its result
+        goes out as sigJob. ``cancel`` is true once this request is superseded or cancelled."""
+        def go():
+            def cancel() -> bool:
+                return self._stale(session, req)
+
+            def progress(done: int, total: int) -> None:
+                self.sigProgress.emit(req, session, int(done), int(total))
+
+            from gpt2viz.core.patching import Cancelled
+
+            try:
+                out = fn(progress, cancel)
+            except Cancelled:
+                self.sigSkipped.emit(req, session)
+                return
+            self.sigJob.emit(req, session, out)
         self._guard(req, session, go)
 
     def _rewind(self, req: int, session: str, method: str) -> None:

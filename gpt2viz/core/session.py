@@ -104,12 +104,14 @@ class Session:
     weights: object = None  # gpt2viz.core.weights.Weights
     prompt: str = ""
     interventions: tuple = ()
+    subject: tuple = ()  # positions the causal trace corrupts (chosen in the token strip)
     history: History | None = None
     selection: Selection = field(default_factory=Selection)
     last_ms: float = 0.0
     model_runs: int = 0  # model calls whose results arrived (tests assert sliders add none)
 
     def __post_init__(self):
+        self.baseline = None  # (logits, lens) of the newest position without interventions
         self._dist_key = None
         self._dist: tuple[Distribution, int] | None = None
         # The lens at a position depends only on the tokens up to it (causal), so results are keyed by
@@ -124,23 +126,27 @@ class Session:
 
     def set_model(self, model, weights) -> None:
         """Use a newly loaded model: the history and selection start over."""
-        self.model, self.weights, self.history = model, weights, None
+        self.model, self.weights, self.history, self.baseline = model, weights, None, None
         self.selection = replace(Selection(), stage=self.selection.stage if not self.selection.stage.is_block
                                  else CHOOSE)
         self._lens_cache.clear()
         self._tops_cache.clear()
 
     def accept(self, history: History, elapsed_ms: float, lens: np.ndarray | None, ran_model: bool,
-               lens_tops: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+               lens_tops: tuple[np.ndarray, np.ndarray] | None = None, baseline=None) -> None:
         """Take a history from the worker; ``ran_model`` is False for Back and Reset (stored frames).
 
-        ``lens`` / ``lens_tops`` are the newest position's logit lens and its top tokens, when known.
+        ``lens`` / ``lens_tops`` are the newest position's logit lens and its top tokens, when known;
+        ``baseline`` is (logits [V], lens [n_layer + 1, V]) of the newest position without the
+        interventions the history ran under (None when none were in force).
         """
         self.history = history
+        self.baseline = baseline if history.current.interventions else None
+        key = (history.tokens, history.current.interventions)
         if lens is not None:
-            self._remember(self._lens_cache, history.tokens, lens, 8)
+            self._remember(self._lens_cache, key, lens, 8)
         if lens_tops is not None:
-            self._remember(self._tops_cache, history.tokens, lens_tops, 4096)
+            self._remember(self._tops_cache, key, lens_tops, 4096)
         if ran_model:
             self.last_ms = elapsed_ms
             self.model_runs += 1
@@ -214,6 +220,14 @@ class Session:
             self._dist_key = key
         return self._dist
 
+    def baseline_distribution(self):
+        """The model's own next-token probabilities without the interventions (None when none are in force)."""
+        if self.baseline is None:
+            return None
+        from gpt2viz.core.analysis import lens_probabilities
+
+        return lens_probabilities(np.asarray(self.baseline[0])[None])[0]
+
     def context_full(self) -> bool:
         """True when no further token fits."""
         return self.history is not None and context_full(len(self.history.tokens), self.model.config.n_positions)
@@ -236,7 +250,8 @@ class Session:
         """Logit lens [n_layer + 1, V] at ``position`` (the newest one usually comes from the worker)."""
         from gpt2viz.core.analysis import lens_at
 
-        key = self.history.tokens[: position + 1]
+        # causal: the lens at a position depends on the tokens up to it and the interventions in force
+        key = (self.history.tokens[: position + 1], self.history.current.interventions)
         if key in self._lens_cache:
             self._lens_cache.move_to_end(key)
             return self._lens_cache[key]
@@ -246,7 +261,7 @@ class Session:
         """Top token and its probability at every depth for ``position``."""
         from gpt2viz.core.analysis import lens_top
 
-        key = self.history.tokens[: position + 1]
+        key = (self.history.tokens[: position + 1], self.history.current.interventions)
         if key not in self._tops_cache:
             self._remember(self._tops_cache, key, lens_top(self.lens(position)), 4096)
         return self._tops_cache[key]

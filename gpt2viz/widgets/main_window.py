@@ -20,6 +20,7 @@ from gpt2viz.core.manifest import ModelFolderError
 from gpt2viz.widgets.controls import StepControls
 from gpt2viz.widgets.detail_tabs import DetailTabs
 from gpt2viz.widgets.fonts import has_cjk_font
+from gpt2viz.widgets.interventions import InterventionChips, ablation_actions
 from gpt2viz.widgets.journey import JourneyPanel
 from gpt2viz.widgets.language import Retranslating
 from gpt2viz.widgets.pipeline import PipelineView
@@ -54,6 +55,7 @@ class MainWindow(Retranslating, QMainWindow):
         top.addWidget(self.run_btn)
 
         self.tokens = TokenStrip(state)
+        self.chips = InterventionChips(state)
         self.pipeline = PipelineView(state)
         self.detail = DetailTabs(state)
         self.chart = ProbabilityChart(state)
@@ -70,6 +72,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.tokens_caption, self.pipeline_caption = _caption(), _caption()
         lay.addWidget(self.tokens_caption)
         lay.addWidget(self.tokens)
+        lay.addWidget(self.chips)
         lay.addWidget(self.pipeline_caption)
         lay.addWidget(self.pipeline)
         lay.addWidget(self.splitter, 1)
@@ -266,12 +269,32 @@ class MainWindow(Retranslating, QMainWindow):
 
         menu = QMenu(self)
         chosen = view or self.focused_view()
+        self.ablation_menu_actions = self.add_ablation_actions(menu, chosen, widget.mapToGlobal(pos))
+        if self.ablation_menu_actions:
+            menu.addSeparator()
         menu.addAction(self.tr("Export {view} as PNG or SVG…").format(view=view_title(chosen)),
                        lambda: self.export_view(chosen))
         if chosen in ("attention", "mlp"):
             menu.addAction(self.tr("Export all layers…"), self.export_all_layers)
         menu.addAction(self.tr("Export data (.npz)…"), self.export_data)
         menu.popup(widget.mapToGlobal(pos))
+
+    def add_ablation_actions(self, menu, view: str, global_pos) -> list:
+        """The ablation actions for what is under ``global_pos`` in ``view`` (a head, a neuron, a block)."""
+        st = self.state
+        if st.history is None:
+            return []
+        if view == "pipeline":
+            layer = self.pipeline.block_at(global_pos)
+            return ablation_actions(menu, st, "A", block=layer) if layer is not None else []
+        if view == "attention":
+            head = self.detail.views["Attention"].head_at(global_pos)
+            head = st.head if head is None else head
+            return ablation_actions(menu, st, "A", layer=st.layer, head=head)
+        if view == "mlp":
+            neuron = self.detail.views["MLP"].neuron_at(global_pos)
+            return ablation_actions(menu, st, "A", layer=st.layer, neuron=neuron) if neuron is not None else []
+        return ablation_actions(menu, st, "A") if st.session("A").interventions else []
 
     def _bind_keys(self) -> None:
         for keys, fn in ((("Ctrl+Return", "Ctrl+Enter"), self.run_prompt), (("Space", "Right"), self._step_key),

@@ -152,6 +152,12 @@ class PipelineView(Retranslating, QWidget):
         self.next_btn.setText(self.tr("Next stage ▶"))
         self.refresh()
 
+    def block_at(self, global_pos) -> int | None:
+        """The layer of the block cell under ``global_pos`` (None elsewhere)."""
+        local = self.cells.mapFromGlobal(global_pos)
+        sid = self.cells.stage_at(local.x(), local.y())
+        return sid.layer if sid is not None and sid.is_block else None
+
     def _on_cell(self, stage: Stage) -> None:
         # A block cell shows its most focused head: open the block on that head.
         if stage.is_block and self.cells.summary is not None:

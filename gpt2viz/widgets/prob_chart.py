@@ -148,7 +148,9 @@ class ProbabilityChart(Retranslating, QWidget):
         ids = [r.id for r in rows]
         ys = list(range(len(ids)))[::-1]  # first row at the top
         normal = QColor(70, 130, 200)
-        self.ghost.setOpts(x0=[0] * len(ids), y=ys, width=[r.raw for r in rows])
+        # With interventions in force the ghost is the run without them: before (ghost) and after (solid).
+        before = sm.interventions and all(r.before is not None for r in rows)
+        self.ghost.setOpts(x0=[0] * len(ids), y=ys, width=[r.before if before else r.raw for r in rows])
         self.bars.setOpts(x0=[0] * len(ids), y=ys, width=[r.final for r in rows],
                           brushes=[QColor(230, 140, 20) if r.chosen else normal for r in rows])
         ticks = []
@@ -158,13 +160,15 @@ class ProbabilityChart(Retranslating, QWidget):
             ticks.append((y, ("★ " if r.chosen else "") + label))
             txt = f"{r.final:.1%}" + (self.tr("  (model {raw:.1%})").format(raw=r.raw) if abs(r.final - r.raw) > 5e-4
                                       else "")
+            if before:
+                txt += self.tr("  (before {before:.1%}, {delta:+.1%})").format(before=r.before, delta=r.raw - r.before)
             item.setText(txt)
-            item.setPos(max(r.final, r.raw), y)
+            item.setPos(max(r.final, r.raw, r.before if before else 0.0), y)
             item.setVisible(True)
         self.plot.getAxis("left").setTicks([ticks])
         self.plot.setYRange(-0.6, len(ids) - 0.4, padding=0)
         # Scale to the largest bar, leaving room for its label: a flat distribution stays readable.
-        top = max(max(r.raw, r.final) for r in rows)
+        top = max(max(r.raw, r.final, r.before or 0.0) for r in rows)
         xmax = min(1.0, top) * 1.75 + 1e-3
         self.plot.setXRange(0, xmax, padding=0)
         # ticks only up to 100 %: the space beyond is room for labels, not probability
@@ -174,6 +178,11 @@ class ProbabilityChart(Retranslating, QWidget):
         self.title.setText(self.tr("Next token after position {position} · {kept:,} of {vocab:,} tokens kept · "
                                    "entropy {entropy:.2f} nats").format(position=sm.position, kept=sm.n_kept,
                                                                          vocab=sm.vocab_size, entropy=sm.entropy))
+        if before:
+            from gpt2viz.app.interventions_text import summary
+
+            self.title.setText(self.title.text() + "\n" + self.tr("with {interventions} · ghost = before").format(
+                interventions=summary(sm.interventions)))
 
     def _on_click(self, ev) -> None:
         if self.summary is None:

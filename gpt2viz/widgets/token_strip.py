@@ -12,6 +12,7 @@ from gpt2viz.widgets.language import Retranslating
 CHIP_CSS = """
 QToolButton { border: 1px solid palette(mid); border-radius: 4px; padding: 2px 5px; font-family: monospace; }
 QToolButton[generated="true"] { background: rgba(46, 160, 67, 60); border-color: rgb(46, 160, 67); }
+QToolButton[subject="true"] { border: 2px dashed rgb(200, 60, 60); }
 QToolButton:checked { border: 2px solid palette(highlight); background: palette(highlight); color: palette(highlighted-text); }
 """
 
@@ -90,6 +91,11 @@ class TokenStrip(Retranslating, QScrollArea):
         return b
 
     def _on_chip(self, pos: int) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        if QApplication.keyboardModifiers() & (Qt.ShiftModifier | Qt.ControlModifier):
+            self.toggle_subject(pos)
+            return
         self.state.select_position(pos, self.name)
         # A click toggles a checkable button: on the already selected chip it would uncheck it while the
         # selection (unchanged, so no signal) stays; re-mark from the session either way.
@@ -121,7 +127,19 @@ class TokenStrip(Retranslating, QScrollArea):
         self._mark()
         self.horizontalScrollBar().setValue(self.horizontalScrollBar().maximum())
 
+    def toggle_subject(self, pos: int) -> None:
+        """Add ``pos`` to the subject tokens of the causal trace, or take it out (Shift+click a chip)."""
+        subj = set(self.session.subject)
+        subj.symmetric_difference_update({pos})
+        self.state.set_subject(tuple(sorted(subj)), self.name)
+        self._mark()
+
     def _mark(self) -> None:
         sel = self.session.selected_position
+        subj = set(self.session.subject)
         for i, b in enumerate(self.chips):
             b.setChecked(i + self._offset == sel)
+            if bool(b.property("subject")) != (i + self._offset in subj):
+                b.setProperty("subject", i + self._offset in subj)
+                b.style().unpolish(b)
+                b.style().polish(b)

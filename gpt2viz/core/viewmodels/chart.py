@@ -18,6 +18,7 @@ class ChartRow:
     final: float
     kept: bool
     chosen: bool
+    before: float | None = None  # the model's probability without the interventions in force (None: none)
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class ChartSummary:
     vocab_size: int
     entropy: float  # of the model's own distribution, nats
     chosen: int
+    interventions: tuple = ()  # in force for these numbers; the rows' ``before`` is without them
 
 
 def chart_summary(session: Session, n_bars: int = N_BARS) -> ChartSummary | None:
@@ -41,6 +43,8 @@ def chart_summary(session: Session, n_bars: int = N_BARS) -> ChartSummary | None
     ids = [int(i) for i in dist.top(n_bars, "raw")]
     if chosen not in ids:  # a sampled token from the tail still gets its bar
         ids[-1] = int(chosen)
-    rows = tuple(ChartRow(i, float(dist.raw[i]), float(dist.final[i]), bool(dist.kept[i]), i == chosen) for i in ids)
+    base = session.baseline_distribution()
+    rows = tuple(ChartRow(i, float(dist.raw[i]), float(dist.final[i]), bool(dist.kept[i]), i == chosen,
+                          None if base is None else float(base[i])) for i in ids)
     return ChartSummary(rows, len(session.history.tokens) - 1, int(dist.kept.sum()), int(dist.raw.size),
-                        dist.entropy("raw"), int(chosen))
+                        dist.entropy("raw"), int(chosen), session.history.current.interventions)

@@ -37,6 +37,9 @@ class LensTarget:
     ranks: np.ndarray
     probs: np.ndarray
     default: bool
+    # without the interventions in force (newest position only; None when none are in force)
+    base_ranks: np.ndarray | None = None
+    base_probs: np.ndarray | None = None
 
 
 def lens_grid(session: Session, max_positions: int = MAX_POSITIONS) -> LensGrid | None:
@@ -64,4 +67,7 @@ def lens_target(session: Session, target: int | None = None, selection: Selectio
     if default:
         target = int(h.tokens[pos + 1]) if pos + 1 < n else int(np.argmax(lens[-1]))
     ranks, probs = token_rank_and_prob(lens, int(target))
-    return LensTarget(pos, int(h.tokens[pos]), int(target), ranks, probs, default)
+    br = bp = None
+    if session.baseline is not None and pos == n - 1:
+        br, bp = token_rank_and_prob(np.asarray(session.baseline[1]), int(target))
+    return LensTarget(pos, int(h.tokens[pos]), int(target), ranks, probs, default, br, bp)

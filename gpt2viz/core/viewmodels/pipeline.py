@@ -42,6 +42,10 @@ class BlockCell:
     resid_norm: float
     lens_token: int
     lens_prob: float
+    # With interventions in force (newest position only): the rank (0 = top) of the target token (the
+    # model's answer without them) after this block, and its probability with minus without them.
+    target_rank: int | None = None
+    target_delta: float | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,8 @@ class PipelineSummary:
     max_entropy: float
     choice: ChoiceCell | None
     next_token: int | None
+    target: int | None = None  # the token whose deltas the blocks carry (None: no interventions)
+    target_delta: float | None = None  # at the output
 
 
 def pipeline_summary(session: Session, selection: Selection | None = None) -> PipelineSummary | None:
@@ -102,6 +108,16 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
     lens = session.lens(pos)
     tops, ptops = lens_top(lens)
     e, p = h.hook_at("hook_embed", pos), h.hook_at("hook_pos_embed", pos)
+    delta_rows = None
+    target = None
+    if session.baseline is not None and pos == n - 1:
+        from gpt2viz.core.analysis import token_rank_and_prob
+
+        base_lens = np.asarray(session.baseline[1])
+        target = int(np.argmax(base_lens[-1]))
+        ranks, p_with = token_rank_and_prob(lens, target)
+        _, p_without = token_rank_and_prob(base_lens, target)
+        delta_rows = (ranks, np.asarray(p_with) - np.asarray(p_without))
     blocks = []
     for L in range(cfg.n_layer):
         pat = h.hook_at(("pattern", L), pos)
@@ -111,7 +127,9 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
             float(np.linalg.norm(h.hook_at(("attn_out", L), pos))),
             float(np.linalg.norm(h.hook_at(("mlp_out", L), pos))),
             float(np.linalg.norm(h.hook_at(("resid_post", L), pos))),
-            int(tops[L + 1]), float(ptops[L + 1])))
+            int(tops[L + 1]), float(ptops[L + 1]),
+            None if delta_rows is None else int(delta_rows[0][L + 1]),
+            None if delta_rows is None else float(delta_rows[1][L + 1])))
     final = lens[-1]
     order = np.argpartition(-final, 3)[:3]
     order = order[np.argsort(-final[order])]
@@ -133,4 +151,5 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
         ln_out_norm=float(np.linalg.norm(h.hook_at("ln_final.hook_normalized", pos))),
         top_ids=tuple(int(i) for i in order), top_logits=tuple(float(final[i]) for i in order),
         top_probs=tuple(float(probs[i]) for i in order), entropy=float(entropy(probs)),
-        max_entropy=float(np.log(cfg.vocab_size)), choice=choice, next_token=nxt)
+        max_entropy=float(np.log(cfg.vocab_size)), choice=choice, next_token=nxt, target=target,
+        target_delta=None if delta_rows is None else float(delta_rows[1][-1]))

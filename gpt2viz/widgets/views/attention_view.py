@@ -137,6 +137,23 @@ class AttentionView(LazyView):
                                      "position {pos} (nats; 0 = one token gets everything): {entropies}.").format(
             layer=L, pos=pos, entropies=ent) + clip)
 
+    def head_at(self, global_pos) -> int | None:
+        """The head whose small map (or the large one: the selected head) is under ``global_pos``."""
+        if self.summary is None:
+            return None
+        for w, heads in ((self.grid, range(len(self.cells))), (self.big, None)):
+            local = w.mapFromGlobal(global_pos)
+            if not w.rect().contains(local):
+                continue
+            if heads is None:
+                return self.summary.head
+            scene = w.mapToScene(local)
+            for hd in heads:
+                vb = self.cells[hd].getViewBox()
+                if vb is not None and vb.sceneBoundingRect().contains(scene):
+                    return hd
+        return None
+
     def _hover(self, r: int, c: int) -> None:
         st = self.session
         if st.history is None or r >= self._big.shape[0]:

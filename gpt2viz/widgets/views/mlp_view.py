@@ -94,6 +94,18 @@ class MlpView(LazyView):
             promotes=", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_promotes),
             suppresses=", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_suppresses)))
 
+    def neuron_at(self, global_pos) -> int | None:
+        """The neuron of the table row under ``global_pos``, else the neuron being read (None before a run)."""
+        if self.summary is None:
+            return None
+        vp = self.table.viewport()
+        local = vp.mapFromGlobal(global_pos)
+        if vp.rect().contains(local):
+            item = self.table.itemAt(local)
+            if item is not None and 0 <= item.row() < len(self.summary.top):
+                return int(self.summary.top[item.row()][0])
+        return int(self.summary.neuron)
+
     def _on_cell(self, row: int, _col: int) -> None:
         if self.summary is not None and 0 <= row < len(self.summary.top):
             self.select_neuron(self.summary.top[row][0])

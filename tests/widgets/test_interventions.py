@@ -1,0 +1,115 @@
+"""Ablating by pointing: the context menu adds an intervention, the worker re-runs the text under it,
+the chart shows exactly the engine's numbers with the run without it as ghost; removing the chip
+restores the original numbers bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint
+
+from gpt2viz.core.interventions import HeadAblation, NeuronAblation, SublayerAblation
+from gpt2viz.core.sampling import pick
+from gpt2viz.core.stepper import Generator
+
+
+def wait_idle(qtbot, state, timeout=20000):
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=timeout)
+
+
+def engine_probs(win, ivs):
+    """The raw next-token probabilities the engine gives for the window's text under ``ivs``, made as
+    the worker makes them (prefill of the prompt, then the generated tokens stepped)."""
+    st = win.state
+    h = st.history
+    gen = Generator(st.model, interventions=ivs)
+    gen.start(list(h.tokens[: h.prompt_len]))
+    for t in h.generated:
+        gen._run_step(int(t), True)
+    dist, _ = pick(gen.current.logits, st.sampling, len(gen.tokens))
+    return dist.raw
+
+
+def chart_numbers(win):
+    return [(r.id, r.raw, r.final) for r in win.chart.summary.rows]
+
+
+def test_ablating_a_head_from_the_menu_gives_the_engines_numbers_and_removing_restores(qtbot, stepped_window):
+    win = stepped_window("l3h4e32")
+    st = win.state
+    before = chart_numbers(win)
+    before_logits = st.history.current.logits.copy()
+    st.select_block(1)
+    win.detail.setCurrentWidget(win.detail.views["Attention"])
+    qtbot.waitUntil(lambda: win.detail.views["Attention"].summary is not None)
+    att = win.detail.views["Attention"]
+    # right-click on head 2's small map
+    vb = att.cells[2].getViewBox()
+    centre = att.grid.mapFromScene(vb.sceneBoundingRect().center())
+    pos = win.detail.mapFromGlobal(att.grid.mapToGlobal(centre))
+    win._context_menu(win.detail, None, pos)
+    acts = win.ablation_menu_actions
+    assert "1.2" in acts[0].text()
+    acts[0].trigger()  # ablate head 1.2 (zero)
+    assert st.session("A").interventions == (HeadAblation(1, 2, "zero"),)
+    wait_idle(qtbot, st)
+    qtbot.waitUntil(lambda: st.history.current.interventions == (HeadAblation(1, 2),))
+    assert len(win.chips.chips) == 1 and win.chips.isVisible()
+    want = engine_probs(win, (HeadAblation(1, 2),))
+    rows = win.chart.summary.rows
+    assert [r.raw for r in rows] == [float(want[r.id]) for r in rows]
+    assert [r.id for r in rows] != [i for i, _, _ in before] or [r.raw for r in rows] != [b for _, b, _ in before]
+    # the ghost is the run without the intervention: the original numbers
+    assert [r.before for r in rows] == pytest.approx([float(engine_probs(win, ())[r.id]) for r in rows], rel=1e-5)
+    assert "1.2" in win.chart.title.text()
+    # the pipeline carries the original answer's deltas
+    ps = win.pipeline.cells.summary
+    assert ps.target is not None and all(b.target_delta is not None for b in ps.blocks)
+    # remove the chip: bit for bit the original numbers
+    win.chips.chips[0].click()
+    wait_idle(qtbot, st)
+    qtbot.waitUntil(lambda: st.history.current.interventions == ())
+    assert chart_numbers(win) == before
+    np.testing.assert_array_equal(st.history.current.logits, before_logits)
+    assert not win.chips.isVisible() and win.chart.summary.rows[0].before is None
+
+
+def test_neuron_and_block_ablations_from_menus_and_remove_all(qtbot, stepped_window):
+    win = stepped_window("l3h4e32")
+    st = win.state
+    before = chart_numbers(win)
+    st.select_block(0)
+    win.detail.setCurrentWidget(win.detail.views["MLP"])
+    qtbot.waitUntil(lambda: win.detail.views["MLP"].summary is not None)
+    mlp = win.detail.views["MLP"]
+    neuron = int(mlp.summary.top[1][0])
+    rect = mlp.table.visualItemRect(mlp.table.item(1, 0))
+    pos = win.detail.mapFromGlobal(mlp.table.viewport().mapToGlobal(rect.center()))
+    win._context_menu(win.detail, None, pos)
+    acts = win.ablation_menu_actions
+    assert f"0.{neuron}" in acts[0].text()
+    acts[0].trigger()
+    wait_idle(qtbot, st)
+    # a block cell of the pipeline: block 2's attention (mean)
+    cells = win.pipeline.cells
+    i = st.session("A").stages().index(next(s for s in st.session("A").stages() if s.is_block and s.layer == 2))
+    gpos = cells.mapToGlobal(cells.cell_rect(i).center().toPoint())
+    win._context_menu(win.pipeline, "pipeline", win.pipeline.mapFromGlobal(gpos))
+    act = next(a for a in win.ablation_menu_actions if "2" in a.text() and "mean" in a.text())
+    act.trigger()
+    wait_idle(qtbot, st)
+    ivs = (NeuronAblation(0, neuron, 0.0), SublayerAblation(2, "attn_out", "mean"))
+    qtbot.waitUntil(lambda: st.history.current.interventions == ivs)
+    want = engine_probs(win, ivs)
+    assert [r.raw for r in win.chart.summary.rows] == [float(want[r.id]) for r in win.chart.summary.rows]
+    assert len(win.chips.chips) == 2
+    # Back keeps the interventions, then Remove all restores the original numbers
+    st.back()
+    wait_idle(qtbot, st)
+    assert st.history.current.interventions == ivs and len(st.history.tokens) == 5
+    st.step()
+    wait_idle(qtbot, st)
+    win.chips.clear_btn.click()
+    wait_idle(qtbot, st)
+    qtbot.waitUntil(lambda: st.history.current.interventions == ())
+    assert st.session("A").interventions == ()
