@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from gpt2viz.app.settings import Settings
@@ -225,6 +226,54 @@ class AppState(QObject):
         self.sigSelection.emit(session)
 
     # ---- long analyses --------------------------------------------------------------------------
+    def prompt_ids(self, session: str = "A") -> list[int]:
+        """The prompt's tokens of ``session``'s history (what the analyses run on)."""
+        h = self.sessions[session].history
+        return [] if h is None else [int(t) for t in h.tokens[: h.prompt_len]]
+
+    def run_patching(self, site: str, target: int | None = None) -> bool:
+        """Activation patching with A clean and B corrupted, on the worker (channel "patching").
+
+        False (and nothing runs) when B is not open or has not run; the token counts are checked by
+        the view first (it shows both tokenisations) and again by the engine."""
+        from gpt2viz.core.patching import patching_table
+        from gpt2viz.core.viewmodels.compare import patching_summary
+
+        a, b = self.sessions["A"], self.sessions.get("B")
+        if a.history is None or b is None or b.history is None:
+            return False
+        clean, corrupt = self.prompt_ids("A"), self.prompt_ids("B")
+        model = a.model
+        if target is None:
+            target = int(np.argmax(a.history.frames[0].logits))
+
+        def job(progress, cancel):
+            t = patching_table(model, clean, corrupt, target, site, progress=progress, cancel=cancel)
+            return patching_summary(t, clean, corrupt)
+        self.run_job("patching", job)
+        return True
+
+    def run_causal_trace(self, subject, target: int | None = None, noise: float = 3.0, samples: int = 10,
+                         window: int = 1, seed: int = 0) -> bool:
+        """ROME's causal trace of A's prompt with ``subject`` positions corrupted (channel "causal")."""
+        from gpt2viz.core.causal_trace import causal_trace
+        from gpt2viz.core.viewmodels.compare import causal_summary
+
+        a = self.sessions["A"]
+        if a.history is None:
+            return False
+        ids = self.prompt_ids("A")
+        model, weights = a.model, a.weights
+        if target is None:
+            target = int(np.argmax(a.history.frames[0].logits))
+
+        def job(progress, cancel):
+            tr = causal_trace(model, weights, ids, subject, target, noise=noise, samples=samples, window=window,
+                              seed=seed, progress=progress, cancel=cancel)
+            return causal_summary(tr, ids)
+        self.run_job("causal", job)
+        return True
+
     def run_job(self, channel: str, fn) -> None:
         """Run ``fn(progress, cancel)`` on the worker thread (a patching table, a causal trace).
 
@@ -255,6 +304,8 @@ class AppState(QObject):
         if self.jobs.get(channel) != req:
             return False
         del self.jobs[channel]
+        if result is not None:
+            self.sessions["A"].analyses[channel] = result
         self.sigJobDone.emit(channel, result)
         return True
 

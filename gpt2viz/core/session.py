@@ -112,6 +112,7 @@ class Session:
 
     def __post_init__(self):
         self.baseline = None  # (logits, lens) of the newest position without interventions
+        self.analyses: dict = {}  # "patching" / "causal" -> the newest summary (core.viewmodels.compare)
         self._dist_key = None
         self._dist: tuple[Distribution, int] | None = None
         # The lens at a position depends only on the tokens up to it (causal), so results are keyed by

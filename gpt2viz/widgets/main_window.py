@@ -88,6 +88,21 @@ class MainWindow(Retranslating, QMainWindow):
         self.journey_dock.setMinimumWidth(340)
         self.addDockWidget(Qt.RightDockWidgetArea, self.journey_dock)
         self.journey_dock.hide()
+        from gpt2viz.widgets.analysis import AnalysisTabs
+
+        self.analysis = AnalysisTabs(state)
+        self.analysis.patching.sigOpenPatched.connect(lambda: self.open_compare())
+        self.analysis.causal.export_btn.clicked.connect(lambda: self.export_view("causal-trace"))
+        self.analysis_dock = QDockWidget(self)
+        self.analysis_dock.setObjectName("analysis")
+        self.analysis_dock.setWidget(self.analysis)
+        self.addDockWidget(Qt.BottomDockWidgetArea, self.analysis_dock)
+        self.analysis_dock.hide()
+        self.compare: "CompareDock | None" = None
+        self.compare_dock = QDockWidget(self)
+        self.compare_dock.setObjectName("compare")
+        self.addDockWidget(Qt.BottomDockWidgetArea, self.compare_dock)
+        self.compare_dock.hide()
         self._build_menu()
         self._bind_keys()
         self._context_menus()
@@ -119,6 +134,14 @@ class MainWindow(Retranslating, QMainWindow):
         m["export"].setTitle(self.tr("&Export"))
         m["language"].setTitle(self.tr("&Language"))
         m["journey"].setTitle(self.tr("&Journey"))
+        m["analysis"].setTitle(self.tr("&Analysis"))
+        self.analysis_dock.setWindowTitle(self.tr("Patching and causal trace"))
+        self.compare_dock.setWindowTitle(self.tr("Compare A and B"))
+        a = self.actions_by_name
+        a["compare"].setText(self.tr("&Compare with a second prompt (B)"))
+        a["patching"].setText(self.tr("Activation &patching (A clean, B corrupted)"))
+        a["causal"].setText(self.tr("Causal &trace of A (ROME)"))
+        a["clear_ivs"].setText(self.tr("&Remove every intervention"))
         self.journey_dock.setWindowTitle(self.tr("Guided journey"))
         a = self.actions_by_name
         a["open"].setText(self.tr("&Open model folder…"))
@@ -139,6 +162,32 @@ class MainWindow(Retranslating, QMainWindow):
         self.journey_dock.show()
         self.actions_by_name["journey"].setChecked(True)
         self.journey.go(page)
+
+    def open_compare(self, prompt: str | None = None) -> None:
+        """Open prompt B beside A (default: A's prompt with its subject swapped, or A's prompt itself)."""
+        from gpt2viz.widgets.compare import CompareDock
+
+        st = self.state
+        if "B" not in st.sessions:
+            if st.model is None:
+                self.show_error(self.tr("No model is loaded: open a model folder from the Model menu."))
+                return
+            text = prompt if prompt is not None else suggest_b(self.prompt.text())
+            st.open_session("B", text)
+            self.compare = CompareDock(st)
+            self.compare.prompt.setText(text)
+            self.compare_dock.setWidget(self.compare)
+        elif prompt is not None:
+            self.compare.prompt.setText(prompt)
+            self.compare.run()
+        self.compare_dock.show()
+        self.compare_dock.raise_()
+
+    def open_analysis(self, tab: int = 0) -> None:
+        """Show the patching (0) or causal-trace (1) view."""
+        self.analysis.setCurrentIndex(tab)
+        self.analysis_dock.show()
+        self.analysis_dock.raise_()
 
     def show_view(self, view: str) -> None:
         """Bring ``view`` forward (a detail tab, or the focus on the chart's sliders)."""
@@ -208,6 +257,13 @@ class MainWindow(Retranslating, QMainWindow):
         a.toggled.connect(lambda on: self.open_journey(self.journey.index) if on else self.journey_dock.hide())
         j.addAction(a)
         self.journey_dock.visibilityChanged.connect(a.setChecked)
+        an = self.menus["analysis"] = self.menuBar().addMenu("")
+        for key, fn in (("compare", lambda: self.open_compare()), ("patching", lambda: self.open_analysis(0)),
+                        ("causal", lambda: self.open_analysis(1)),
+                        ("clear_ivs", lambda: self.state.clear_interventions("A"))):
+            a = self.actions_by_name[key] = QAction(self)
+            a.triggered.connect(fn)
+            an.addAction(a)
         lang = self.menus["language"] = self.menuBar().addMenu("")
         group = QActionGroup(self)
         self.language_actions = {}
@@ -322,6 +378,7 @@ class MainWindow(Retranslating, QMainWindow):
         s.set("window/splitter", self.splitter.saveState())
         s.set("prompt/last", self.prompt.text())
         s.sync()
+        self.state.cancel_jobs()  # a patching table or causal trace stops at its next graph call
         if self._export is not None:
             self._export.kill()
         self.closing = True  # an export in progress stops at its next layer
@@ -356,6 +413,12 @@ class MainWindow(Retranslating, QMainWindow):
                 return "chart"
             if w is self.pipeline:
                 return "pipeline"
+            if w is self.analysis.patching:
+                return "patching"
+            if w is self.analysis.causal:
+                return "causal-trace"
+            if self.compare is not None and w is self.compare:
+                return "compare-chart"
             w = w.parentWidget()
         return view_of_tab(next(k for k, v in self.detail.views.items() if v is self.detail.currentWidget()))
 
@@ -534,6 +597,14 @@ class MainWindow(Retranslating, QMainWindow):
         self._export = proc
         proc.start()
         dlg.show()
+
+
+def suggest_b(prompt: str) -> str:
+    """A corrupted twin of ``prompt`` for a first comparison: the story's France/Germany swap when it applies."""
+    for a, b in ((" France", " Germany"), (" Paris", " Berlin"), (" Germany", " France")):
+        if a in prompt:
+            return prompt.replace(a, b, 1)
+    return prompt
 
 
 def _caption(text: str = "") -> QLabel:

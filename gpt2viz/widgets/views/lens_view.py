@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QHBoxLayout, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
@@ -25,6 +27,8 @@ class LensView(LazyView):
         self.target.editingFinished.connect(self.refresh_target)
         self.chart = themed_plot(self)
         self.prob_curve = self.chart.plot([], [], symbol="o", pen=(70, 130, 200))
+        # the run without the interventions in force, dashed grey (empty when there are none)
+        self.base_curve = self.chart.plot([], [], pen=pg.mkPen((128, 128, 128), style=Qt.DashLine))
         self.rank_label = note()
         right = QWidget()
         rl = QVBoxLayout(right)
@@ -114,9 +118,18 @@ class LensView(LazyView):
         ids = tok.encode(text) if text else []
         self.path = t = lens_target(s, ids[0] if len(ids) == 1 else None)
         self.prob_curve.setData(np.arange(len(t.probs)), t.probs)
+        if t.base_probs is not None:
+            self.base_curve.setData(np.arange(len(t.base_probs)), t.base_probs)
+        else:
+            self.base_curve.setData([], [])
         self.chart.setYRange(0, 1)
         self.chart.setTitle(self.tr("{target} at position {pos} {token}").format(
             target=tok.token_display(t.target), pos=t.position, token=tok.token_display(t.token)))
         self.rank_label.setText(self.tr("rank by depth (0 = top): {ranks}").format(
             ranks=", ".join(str(int(r)) for r in t.ranks)) + ("" if not text or len(ids) == 1 else self.tr(
                 " · “{text}” is {n} tokens; using the default").format(text=text, n=len(ids))))
+        if t.base_probs is not None:
+            self.rank_label.setText(self.rank_label.text() + "<br>" + self.tr(
+                "with the interventions (solid) vs without (dashed): rank {ranks}; Δp {deltas}").format(
+                ranks=", ".join(f"{int(b)}→{int(a)}" for a, b in zip(t.ranks, t.base_ranks)),
+                deltas=", ".join(f"{a - b:+.2f}" for a, b in zip(t.probs, t.base_probs))))

@@ -1,0 +1,147 @@
+"""Two prompts side by side (session A and B), and the analyses that need both: activation patching
+(A clean, B corrupted) and the causal trace of A. Frozen summaries the views and figures draw."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpt2viz.core.session import Session
+
+
+@dataclass(frozen=True)
+class PairedRow:
+    """One token's probability of coming next after A and after B (the model's own, no settings)."""
+
+    id: int
+    a: float
+    b: float
+
+
+@dataclass(frozen=True)
+class PairedChart:
+    """The union of A's and B's top tokens, ordered by the larger of the two probabilities."""
+
+    rows: tuple[PairedRow, ...]
+    tokens_a: tuple[int, ...]
+    tokens_b: tuple[int, ...]
+    top_a: int
+    top_b: int
+
+
+def paired_chart(a: Session, b: Session, n_bars: int = 8) -> PairedChart | None:
+    """A's and B's next-token probabilities for the tokens either ranks in its top ``n_bars``."""
+    if a.history is None or b is None or b.history is None:
+        return None
+    pa, pb = a.distribution()[0].raw, b.distribution()[0].raw
+    ids = list(dict.fromkeys([*np.argsort(-pa)[:n_bars].tolist(), *np.argsort(-pb)[:n_bars].tolist()]))
+    ids.sort(key=lambda i: -max(pa[i], pb[i]))
+    ids = ids[: max(n_bars, 2)]
+    return PairedChart(tuple(PairedRow(int(i), float(pa[i]), float(pb[i])) for i in ids),
+                       tuple(int(t) for t in a.history.tokens), tuple(int(t) for t in b.history.tokens),
+                       int(np.argmax(pa)), int(np.argmax(pb)))
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """A's and B's tokens position by position (None where one text is shorter); ``same`` per position."""
+
+    a: tuple[int | None, ...]
+    b: tuple[int | None, ...]
+    same: tuple[bool, ...]
+    equal_length: bool
+
+
+def align_tokens(a_ids, b_ids) -> Alignment:
+    """Position-by-position alignment of two token lists (patching needs equal lengths)."""
+    n = max(len(a_ids), len(b_ids))
+    a = tuple(int(a_ids[i]) if i < len(a_ids) else None for i in range(n))
+    b = tuple(int(b_ids[i]) if i < len(b_ids) else None for i in range(n))
+    return Alignment(a, b, tuple(x == y for x, y in zip(a, b)), len(a_ids) == len(b_ids))
+
+
+@dataclass(frozen=True)
+class HeatmapSummary:
+    """One heatmap of an analysis: values [rows, cols] with their labels and colour range.
+
+    ``rows`` / ``cols`` are labels (token ids are given as ints, layers and heads as "L0", "h3");
+    ``marked_rows`` are row indices drawn as the subject (the causal trace's corrupted tokens).
+    """
+
+    title: str  # the kind: "resid_pre", "hidden", "mlp", ...
+    values: np.ndarray
+    rows: tuple
+    cols: tuple
+    lo: float
+    hi: float
+    row_kind: str  # "layer" | "position"
+    col_kind: str  # "position" | "head" | "layer"
+    marked_rows: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class PatchingSummary:
+    """The patching table as drawn: rows = layers, columns = positions (or heads); the normalised effect."""
+
+    heat: HeatmapSummary
+    prob: np.ndarray
+    site: str
+    target: int
+    clean_prob: float
+    corrupt_prob: float
+    best: tuple[int, int, float, float]  # layer, column, effect, p
+    clean_ids: tuple[int, ...]
+    corrupt_ids: tuple[int, ...]
+    ms: float
+    calls: int
+
+
+def patching_summary(table, clean_ids, corrupt_ids) -> PatchingSummary:
+    """What the patching view draws of a :class:`~gpt2viz.core.patching.PatchingTable`."""
+    m = np.asarray(table.metric, dtype=float)
+    finite = m[np.isfinite(m)]
+    lo = min(0.0, float(finite.min())) if finite.size else 0.0
+    hi = max(1.0, float(finite.max())) if finite.size else 1.0
+    n_layer, n_col = m.shape
+    cols = tuple(int(t) for t in clean_ids) if table.columns == "position" else tuple(f"h{h}" for h in range(n_col))
+    heat = HeatmapSummary(table.site, m, tuple(range(n_layer)), cols, lo, hi, "layer", table.columns)
+    if finite.size:
+        L, c = np.unravel_index(int(np.nanargmax(m)), m.shape)
+    else:
+        L, c = 0, 0
+    return PatchingSummary(heat, np.asarray(table.prob), table.site, table.target, table.clean_prob,
+                           table.corrupt_prob, (int(L), int(c), float(m[L, c]), float(table.prob[L, c])),
+                           tuple(int(t) for t in clean_ids), tuple(int(t) for t in corrupt_ids), table.ms, table.calls)
+
+
+@dataclass(frozen=True)
+class CausalSummary:
+    """The causal trace as ROME draws it: per kind, rows = tokens (subject marked), columns = layers,
+    colour from the corrupted run's p(target) up to the table's largest value."""
+
+    heats: tuple[HeatmapSummary, ...]
+    ids: tuple[int, ...]
+    subject: tuple[int, ...]
+    target: int
+    clean_prob: float
+    corrupt_prob: float
+    best: dict  # kind -> (layer, position, p)
+    noise: float
+    samples: int
+    window: int
+    ms: float
+
+
+def causal_summary(trace, ids) -> CausalSummary:
+    """What the causal-trace view draws of a :class:`~gpt2viz.core.causal_trace.CausalTrace`."""
+    heats = []
+    for kind, m in trace.prob.items():
+        v = np.asarray(m).T  # [positions, layers]
+        hi = max(float(v.max()), trace.corrupt_prob + 1e-6)
+        heats.append(HeatmapSummary(kind, v, tuple(int(t) for t in ids), tuple(range(v.shape[1])),
+                                    float(min(trace.corrupt_prob, v.min())), hi, "position", "layer",
+                                    tuple(trace.subject)))
+    return CausalSummary(tuple(heats), tuple(int(t) for t in ids), tuple(trace.subject), trace.target,
+                         trace.clean_prob, trace.corrupt_prob, {k: trace.best(k) for k in trace.prob},
+                         trace.noise, trace.samples, trace.window, trace.ms)

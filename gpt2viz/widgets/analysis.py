@@ -1,0 +1,392 @@
+"""Activation patching (A clean, B corrupted) and the causal trace (ROME) as views: heatmaps computed
+on the worker with a progress bar and Cancel, hover for the numbers, click a patching cell to open
+that patched run (in session B, beside A)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton,
+                               QSpinBox, QTabWidget, QVBoxLayout, QWidget)
+
+from gpt2viz.app.state import AppState
+from gpt2viz.core.viewmodels.compare import HeatmapSummary, align_tokens
+from gpt2viz.widgets.language import Retranslating
+from gpt2viz.widgets.views.common import HoverImage, note, themed_plot, to_rgba
+
+SITES = ("resid_pre", "attn_out", "mlp_out", "head")
+
+
+def _target_id(tokenizer, text: str) -> int | None:
+    """The token a typed target names (its first token; "" = default)."""
+    if not text:
+        return None
+    ids = tokenizer.encode(text)
+    return int(ids[0]) if ids else None
+
+
+class Heatmap(QWidget):
+    """One heatmap with token / layer tick labels, a hover read-out callback and click signal."""
+
+    sigClicked = Signal(int, int)
+    sigHover = Signal(int, int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.plot = themed_plot(self)
+        self.plot.invertY(True)
+        self.plot.setMouseEnabled(False, False)
+        self.plot.hideButtons()
+        self.img = HoverImage()
+        self.plot.addItem(self.img)
+        self.img.sigClicked.connect(self.sigClicked)
+        self.img.sigHover.connect(self.sigHover)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.plot)
+        self.heat: HeatmapSummary | None = None
+
+    def show_heat(self, heat: HeatmapSummary, title: str, row_labels, col_labels) -> None:
+        self.heat = heat
+        self.img.setImage(to_rgba(heat.values, heat.lo, heat.hi))
+        r, c = heat.values.shape
+        self.img.setRect(-0.5, -0.5, c, r)
+        self.plot.getAxis("left").setTicks([list(enumerate(row_labels))])
+        self.plot.getAxis("bottom").setTicks([list(enumerate(col_labels))])
+        self.plot.setXRange(-0.5, c - 0.5, padding=0)
+        self.plot.setYRange(-0.5, r - 0.5, padding=0)
+        self.plot.setTitle(title, size="9pt")
+
+
+class _JobPanel(Retranslating, QWidget):
+    """Run / Cancel / progress for one job channel of the state."""
+
+    channel = ""
+
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.run_btn, self.cancel_btn = QPushButton(), QPushButton()
+        self.cancel_btn.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.message = note()
+        self.readout = QLabel()
+        self.run_btn.clicked.connect(self.run)
+        self.cancel_btn.clicked.connect(lambda: state.cancel_jobs(self.channel))
+        state.sigJobProgress.connect(self._on_progress)
+        state.sigJobDone.connect(self._on_done)
+
+    def _on_progress(self, channel: str, done: int, total: int) -> None:
+        if channel == self.channel:
+            self.progress.setMaximum(total)
+            self.progress.setValue(done)
+
+    def _on_done(self, channel: str, result) -> None:
+        if channel != self.channel:
+            return
+        self.run_btn.setEnabled(True)
+        self.cancel_btn.setEnabled(False)
+        if result is None:
+            self.progress.setValue(0)
+            self.message.setText(self.tr("Stopped: cancelled, or another request came first."))
+            return
+        self.progress.setValue(self.progress.maximum())
+        self.draw()
+
+    def started(self) -> None:
+        self.run_btn.setEnabled(False)
+        self.cancel_btn.setEnabled(True)
+        self.progress.setValue(0)
+
+    @property
+    def summary(self):
+        return self.state.session("A").analyses.get(self.channel)
+
+    def tok(self):
+        return self.state.model.tokenizer
+
+    def run(self) -> None:  # pragma: no cover - every panel defines it
+        raise NotImplementedError
+
+    def draw(self) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+
+class PatchingPanel(_JobPanel):
+    """Layers x positions (or heads) of the normalised patching effect for a site."""
+
+    channel = "patching"
+    sigOpenPatched = Signal()  # a cell was clicked: its patched run is now session B's
+
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(state, parent)
+        self.site = QComboBox()
+        self.site.addItems(SITES)
+        self.target = QLineEdit()
+        self.target.setMaximumWidth(140)
+        self.site_lbl, self.target_lbl = QLabel(), QLabel()
+        top = QHBoxLayout()
+        for w in (self.site_lbl, self.site, self.target_lbl, self.target, self.run_btn, self.cancel_btn, self.progress):
+            top.addWidget(w)
+        top.addStretch(1)
+        self.heatmap = Heatmap()
+        self.heatmap.sigHover.connect(self._hover)
+        self.heatmap.sigClicked.connect(self.open_cell)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(self.message)
+        lay.addWidget(self.heatmap, 1)
+        lay.addWidget(self.readout)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.site_lbl.setText(self.tr("Site"))
+        self.target_lbl.setText(self.tr("Target"))
+        self.target.setPlaceholderText(self.tr("A's top token"))
+        self.run_btn.setText(self.tr("Patch every cell"))
+        self.cancel_btn.setText(self.tr("Cancel"))
+        self.readout.setText(self.tr("hover a cell for its numbers; click it to open that patched run beside A"))
+        if self.summary is not None:
+            self.draw()
+        else:
+            self.message.setText(self.tr("Activation patching: A is the clean prompt, B the corrupted one (open B "
+                                         "with Compare). Each cell copies one state of A's run into B's run and "
+                                         "measures how much of A's answer comes back: (p − p_B) / (p_A − p_B)."))
+
+    def check(self) -> str | None:
+        """Why patching cannot run now (None: it can)."""
+        st = self.state
+        b = st.sessions.get("B")
+        if st.history is None:
+            return self.tr("Run prompt A first.")
+        if b is None or b.history is None:
+            return self.tr("Open a second prompt B (Compare) to patch A's states into it.")
+        al = align_tokens(st.prompt_ids("A"), st.prompt_ids("B"))
+        if not al.equal_length:
+            tok = self.tok()
+            show = lambda ids: " | ".join(tok.token_display(t) for t in ids)  # noqa: E731
+            return self.tr("Patching needs prompts of the same number of tokens: A has {na}, B has {nb}.\n"
+                           "A: {ta}\nB: {tb}").format(na=len(st.prompt_ids("A")), nb=len(st.prompt_ids("B")),
+                                                      ta=show(st.prompt_ids("A")), tb=show(st.prompt_ids("B")))
+        return None
+
+    def run(self) -> None:
+        why = self.check()
+        if why:
+            self.message.setText(why)
+            return
+        target = _target_id(self.tok(), self.target.text())
+        if self.state.run_patching(self.site.currentText(), target):
+            self.started()
+            self.message.setText(self.tr("Patching {site} of every layer and position…").format(
+                site=self.site.currentText()))
+
+    def draw(self) -> None:
+        sm = self.summary
+        if sm is None:
+            return
+        tok = self.tok()
+        if sm.heat.col_kind == "position":
+            cols = [tok.token_display(a) if a == b else f"{tok.token_display(a)}/{tok.token_display(b)}"
+                    for a, b in zip(sm.clean_ids, sm.corrupt_ids)]
+        else:
+            cols = list(sm.heat.cols)
+        rows = [self.tr("L{layer}").format(layer=L) for L in sm.heat.rows]
+        self.heatmap.show_heat(sm.heat, self.tr("{site}: normalised effect on p({target}) (scale {lo:.2f} … {hi:.2f})")
+                               .format(site=sm.site, target=tok.token_display(sm.target), lo=sm.heat.lo,
+                                       hi=sm.heat.hi), rows, cols)
+        L, c, eff, p = sm.best
+        self.message.setText(self.tr(
+            "p({target}): A (clean) {pa:.4f}, B (corrupted) {pb:.4f}. Best cell: layer {layer}, {kind} {col}: "
+            "effect {effect:.3f}, p = {p:.4f}. {calls} graph calls, {ms:.0f} ms.").format(
+            target=tok.token_display(sm.target), pa=sm.clean_prob, pb=sm.corrupt_prob, layer=L,
+            kind=self.tr("position") if sm.heat.col_kind == "position" else self.tr("head"), col=cols[c], effect=eff,
+            p=p, calls=sm.calls, ms=sm.ms))
+
+    def _hover(self, r: int, c: int) -> None:
+        sm = self.summary
+        if sm is None:
+            return
+        self.readout.setText(self.tr("layer {layer}, {kind} {col}: effect {effect:.4f}, p({target}) = {p:.4f}").format(
+            layer=r, kind=self.tr("position") if sm.heat.col_kind == "position" else self.tr("head"), col=c,
+            effect=sm.heat.values[r, c], target=self.tok().token_display(sm.target), p=sm.prob[r, c]))
+
+    def open_cell(self, r: int, c: int) -> None:
+        """Put the patched run of cell (layer ``r``, column ``c``) in session B: B's prompt with A's state copied in."""
+        from gpt2viz.core.interventions import Patch
+
+        sm, st = self.summary, self.state
+        a = st.session("A")
+        if sm is None or a.history is None or "B" not in st.sessions:
+            return
+        if sm.heat.col_kind == "position":
+            src = a.history.hook_at((sm.site, r), c)
+            ivs = (Patch(sm.site, r, c, src),)
+        else:
+            ivs = tuple(Patch("head", r, p, a.history.hook_at(("z", r), p)[c], head=c)
+                        for p in range(len(sm.clean_ids)))
+        st.set_interventions(ivs, "B")
+        self.sigOpenPatched.emit()
+
+
+class CausalPanel(_JobPanel):
+    """Three heatmaps (hidden state, MLP, attention) of p(target) with one state restored, as in ROME."""
+
+    channel = "causal"
+
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(state, parent)
+        self.subject = QLineEdit()
+        self.subject.setMaximumWidth(160)
+        self.target = QLineEdit()
+        self.target.setMaximumWidth(120)
+        self.noise = QDoubleSpinBox()
+        self.noise.setRange(0.0, 20.0)
+        self.noise.setSingleStep(0.5)
+        self.noise.setValue(3.0)
+        self.samples = QSpinBox()
+        self.samples.setRange(1, 100)
+        self.samples.setValue(10)
+        self.window = QSpinBox()
+        self.window.setRange(1, 48)
+        self.window.setValue(1)
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.export_btn = QPushButton()
+        self.export_btn.setEnabled(False)
+        self.labels = [QLabel() for _ in range(6)]
+        top = QHBoxLayout()
+        for lbl, w in zip(self.labels, (self.subject, self.target, self.noise, self.samples, self.window, self.seed)):
+            top.addWidget(lbl)
+            top.addWidget(w)
+        top.addStretch(1)
+        row2 = QHBoxLayout()
+        for w in (self.run_btn, self.cancel_btn, self.progress, self.export_btn):
+            row2.addWidget(w)
+        row2.addStretch(1)
+        self.maps = {k: Heatmap() for k in ("hidden", "mlp", "attn")}
+        maps = QHBoxLayout()
+        for k, m in self.maps.items():
+            m.sigHover.connect(lambda r, c, kind=k: self._hover(kind, r, c))
+            maps.addWidget(m)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addLayout(row2)
+        lay.addWidget(self.message)
+        lay.addLayout(maps, 1)
+        lay.addWidget(self.readout)
+        state.sigSelection.connect(lambda name: name == "A" and self._show_subject())
+        state.sigHistory.connect(lambda name: name == "A" and self._show_subject())
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        for lbl, text in zip(self.labels, (self.tr("Subject"), self.tr("Target"), self.tr("Noise ×σ"),
+                                           self.tr("Samples"), self.tr("Window"), self.tr("Seed"))):
+            lbl.setText(text)
+        self.subject.setPlaceholderText(self.tr("Shift+click tokens, or type"))
+        self.target.setPlaceholderText(self.tr("A's top token"))
+        self.run_btn.setText(self.tr("Trace"))
+        self.cancel_btn.setText(self.tr("Cancel"))
+        self.export_btn.setText(self.tr("Export…"))
+        self.readout.setText(self.tr("hover a cell for its numbers"))
+        if self.summary is not None:
+            self.draw()
+        else:
+            self.message.setText(self.tr(
+                "Causal trace (ROME): the subject's embeddings get Gaussian noise (noise × the embedding's standard "
+                "deviation, averaged over the samples); then one state of the clean run is restored at a time. "
+                "Bright cells are where restoring brings the answer back."))
+
+    def _show_subject(self) -> None:
+        st = self.state
+        s = st.session("A")
+        if s.subject and s.history is not None:
+            tok = self.tok()
+            self.subject.setText("".join(tok.token_text(int(s.history.tokens[p])) for p in s.subject
+                                         if p < len(s.history.tokens)))
+
+    def subject_positions(self) -> tuple[int, ...] | None:
+        """The subject: the tokens Shift+clicked in the strip, else the typed text, else the default guess."""
+        from gpt2viz.core.causal_trace import default_subject, find_subject
+        from gpt2viz.core.interventions import InterventionError
+
+        st = self.state
+        ids = st.prompt_ids("A")
+        s = st.session("A")
+        if s.subject and all(p < len(ids) for p in s.subject):
+            return s.subject
+        text = self.subject.text()
+        if text.strip():
+            try:
+                return find_subject(self.tok(), ids, text)
+            except InterventionError as e:
+                self.message.setText(str(e))
+                return None
+        return default_subject(self.tok(), ids)
+
+    def run(self) -> None:
+        if self.state.history is None:
+            self.message.setText(self.tr("Run prompt A first."))
+            return
+        subject = self.subject_positions()
+        if subject is None:
+            return
+        target = _target_id(self.tok(), self.target.text())
+        if self.state.run_causal_trace(subject, target, self.noise.value(), self.samples.value(), self.window.value(),
+                                       self.seed.value()):
+            self.started()
+            tok = self.tok()
+            ids = self.state.prompt_ids("A")
+            self.message.setText(self.tr("Tracing with {subject} corrupted…").format(
+                subject="".join(tok.token_text(ids[p]) for p in subject)))
+
+    def draw(self) -> None:
+        sm = self.summary
+        if sm is None:
+            return
+        self.export_btn.setEnabled(True)
+        tok = self.tok()
+        rows = [("* " if i in sm.subject else "") + tok.token_display(t) for i, t in enumerate(sm.ids)]
+        names = {"hidden": self.tr("hidden state (block input)"), "mlp": self.tr("MLP output"),
+                 "attn": self.tr("attention output")}
+        for heat in sm.heats:
+            self.maps[heat.title].show_heat(heat, self.tr("{kind}: p({target}) {lo:.3f} … {hi:.3f}").format(
+                kind=names[heat.title], target=tok.token_display(sm.target), lo=heat.lo, hi=heat.hi),
+                rows, [str(c) for c in heat.cols])
+        best = "; ".join(self.tr("{kind}: layer {layer}, {token} → {p:.3f}").format(
+            kind=names[k], layer=L, token=tok.token_display(sm.ids[p]), p=v) for k, (L, p, v) in sm.best.items())
+        self.message.setText(self.tr(
+            "p({target}): clean {clean:.4f}, corrupted {corrupt:.4f} (noise {noise:g}σ, {samples} samples, window "
+            "{window}, {ms:.0f} ms). Best restores: {best}.").format(
+            target=tok.token_display(sm.target), clean=sm.clean_prob, corrupt=sm.corrupt_prob, noise=sm.noise,
+            samples=sm.samples, window=sm.window, ms=sm.ms, best=best))
+
+    def _hover(self, kind: str, r: int, c: int) -> None:
+        sm = self.summary
+        if sm is None:
+            return
+        heat = next(h for h in sm.heats if h.title == kind)
+        tok = self.tok()
+        self.readout.setText(self.tr("{kind}: restoring layer {layer} at {token} (position {pos}): p({target}) = "
+                                     "{p:.4f} (clean {clean:.4f}, corrupted {corrupt:.4f})").format(
+            kind=kind, layer=c, token=tok.token_display(sm.ids[r]), pos=r, target=tok.token_display(sm.target),
+            p=heat.values[r, c], clean=sm.clean_prob, corrupt=sm.corrupt_prob))
+
+
+class AnalysisTabs(Retranslating, QTabWidget):
+    """Patching and causal trace, in a dock of the main window."""
+
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.patching = PatchingPanel(state)
+        self.causal = CausalPanel(state)
+        self.addTab(self.patching, "")
+        self.addTab(self.causal, "")
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        self.setTabText(0, self.tr("Activation patching"))
+        self.setTabText(1, self.tr("Causal trace"))
