@@ -39,6 +39,23 @@ def add_lang(p: argparse.ArgumentParser, default: str | None = None) -> None:
                    (f" (default {default})" if default else " (default: the last choice, else the system's)"))
 
 
+def add_ablation_flags(p: argparse.ArgumentParser) -> None:
+    """The ablation flags shared by `run` and `snapshot`."""
+    p.add_argument("--ablate-head", action="append", default=[], metavar="L.H", help="zero head H of block L (repeatable)")
+    p.add_argument("--mean-ablate-head", action="append", default=[], metavar="L.H",
+                   help="set head H of block L to its mean over the prompt (repeatable)")
+    p.add_argument("--ablate-neuron", action="append", default=[], metavar="L.N",
+                   help="zero MLP neuron N of block L (repeatable)")
+    p.add_argument("--ablate-attn", action="append", default=[], type=int, metavar="L",
+                   help="zero block L's whole attention output, bias included (repeatable)")
+    p.add_argument("--mean-ablate-attn", action="append", default=[], type=int, metavar="L",
+                   help="set block L's attention output to its mean over the prompt (repeatable)")
+    p.add_argument("--ablate-mlp", action="append", default=[], type=int, metavar="L",
+                   help="zero block L's whole MLP output, bias included (repeatable)")
+    p.add_argument("--mean-ablate-mlp", action="append", default=[], type=int, metavar="L",
+                   help="set block L's MLP output to its mean over the prompt (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; also documents the command line in the README."""
     p = _Parser(prog="gpt2viz", description="Trace the life of one token through GPT-2. "
@@ -66,11 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling; 1.0 = off (default)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--json", action="store_true", help="one JSON object per step")
-    r.add_argument("--ablate-head", action="append", default=[], metavar="L.H", help="zero head H of block L (repeatable)")
-    r.add_argument("--mean-ablate-head", action="append", default=[], metavar="L.H",
-                   help="set head H of block L to its mean over the prompt (repeatable)")
-    r.add_argument("--ablate-neuron", action="append", default=[], metavar="L.N",
-                   help="zero MLP neuron N of block L (repeatable)")
+    add_ablation_flags(r)
 
     pa = sub.add_parser("patch", help="activation patching table: clean state copied into a corrupted run")
     pa.add_argument("--clean", required=True)
@@ -96,10 +109,23 @@ def build_parser() -> argparse.ArgumentParser:
     sn.add_argument("--top-k", type=int, default=0)
     sn.add_argument("--top-p", type=float, default=1.0)
     sn.add_argument("--seed", type=int, default=0)
-    from gpt2viz.widgets.view_names import VIEWS  # the one table of view names (no Qt import)
+    from gpt2viz.widgets.view_names import ANALYSIS_VIEWS, VIEWS  # the one table of view names (no Qt import)
 
-    sn.add_argument("--view", required=True, choices=[*VIEWS, "data"],
-                    help="what to draw; 'data' writes every hook as .npz + .json")
+    sn.add_argument("--view", required=True, choices=[*VIEWS, *ANALYSIS_VIEWS, "data"],
+                    help="what to draw; 'data' writes every hook as .npz + .json; patching needs --corrupt; "
+                         "with --compare, chart | lens | attention show A and B side by side")
+    add_ablation_flags(sn)
+    sn.add_argument("--compare", metavar="TEXT", help="a second prompt B shown beside the first (chart, lens, attention)")
+    sn.add_argument("--corrupt", metavar="TEXT", help="the corrupted prompt for --view patching (A is the clean one)")
+    sn.add_argument("--site", choices=["resid_pre", "attn_out", "mlp_out", "head"], default="resid_pre",
+                    help="--view patching: the state patched (default resid_pre)")
+    sn.add_argument("--target", help="patching / causal trace: the token measured (default: the clean run's top token)")
+    sn.add_argument("--subject", metavar="TEXT",
+                    help="--view causal-trace: the tokens corrupted (default: the longest capitalised word token "
+                         "before the last, e.g. ' France'; stderr says which)")
+    sn.add_argument("--noise", type=float, default=3.0, help="causal trace: noise in embedding standard deviations (3)")
+    sn.add_argument("--samples", type=int, default=10, help="causal trace: noise samples averaged (10)")
+    sn.add_argument("--window", type=int, default=1, help="causal trace: layers restored together for MLP/attention (1)")
     sn.add_argument("--layer", type=int, default=0)
     sn.add_argument("--head", type=int, default=0)
     sn.add_argument("--position", type=int, help="selected position (default: the newest token)")

@@ -98,17 +98,73 @@ def run_snapshot(a) -> list[Path]:
             state.select_position(a.position)
         state.select_block(a.layer)
         state.select_head(a.head)
+        view = _prepare(a, state, win, wait)
         if a.view == "data":
             from gpt2viz.core.trace_export import export_trace
 
             return list(export_trace(state.history, state.model, state.sampling, out, a.force, weights=state.weights))
         if a.all_layers:
-            index = export_all_layers(win, a.view, out, "png" if a.format == "png" else "svg", a.scale, a.force,
+            index = export_all_layers(win, view, out, "png" if a.format == "png" else "svg", a.scale, a.force,
                                       dark=a.dark)
             return [out / e["file"] for e in index["files"]] + [out / "index.json"]
-        return [export_view(win, a.view, out, a.scale, a.force, dark=a.dark)]
+        return [export_view(win, view, out, a.scale, a.force, dark=a.dark)]
     finally:
         win.close()
+
+
+def _prepare(a, state, win, wait) -> str:
+    """Interventions, prompt B, and the analyses a snapshot asks for; returns the view to export."""
+    import sys
+
+    from gpt2viz.commands.interventions import from_args
+    from gpt2viz.widgets.view_names import COMPARE_VIEWS
+
+    ivs = from_args(a, state.model) if hasattr(a, "ablate_head") else ()
+    if ivs:
+        state.set_interventions(ivs)
+        wait(lambda: not state.busy and state.history.current.interventions == ivs)
+    view = a.view
+    tok = state.model.tokenizer
+
+    def target():
+        if not getattr(a, "target", None):
+            return None
+        ids = tok.encode(a.target)
+        if not ids:
+            raise ValueError("--target is empty")
+        return ids[0]
+
+    b_text = getattr(a, "corrupt", None) if a.view == "patching" else getattr(a, "compare", None)
+    if a.view == "patching" and not b_text:
+        b_text = getattr(a, "compare", None)
+        if not b_text:
+            raise ValueError("--view patching needs --corrupt TEXT (the corrupted prompt; the --prompt is the clean one)")
+    if b_text:
+        win.open_compare(b_text)
+        wait(lambda: state.session("B").history is not None and not state.busy)
+    if a.view == "patching":
+        why = win.analysis.patching.check()
+        if why:
+            raise ValueError(why)
+        state.run_patching(a.site, target())
+        wait(lambda: not state.jobs)
+    elif a.view == "causal-trace":
+        from gpt2viz.core.causal_trace import default_subject, find_subject
+
+        ids = state.prompt_ids("A")
+        if getattr(a, "subject", None):
+            subject = find_subject(tok, ids, a.subject)
+        else:
+            subject = default_subject(tok, ids)
+            print("subject (the longest capitalised word token before the last; choose with --subject): "
+                  + repr("".join(tok.token_text(ids[p]) for p in subject)), file=sys.stderr)
+        state.run_causal_trace(subject, target(), a.noise, a.samples, a.window, a.seed)
+        wait(lambda: not state.jobs)
+    elif getattr(a, "compare", None):
+        if a.view not in COMPARE_VIEWS:
+            raise ValueError(f"--compare draws {', '.join(COMPARE_VIEWS)}, not {a.view}")
+        view = COMPARE_VIEWS[a.view]
+    return view
 
 
 def run_report(a, command: str = "") -> Path:

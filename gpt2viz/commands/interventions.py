@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gpt2viz.core.interventions import HeadAblation, NeuronAblation, describe, parse_pair, validate
+from gpt2viz.core.interventions import (HeadAblation, NeuronAblation, SublayerAblation, describe, parse_pair,
+                                        validate)
 
 
 def from_args(a, model) -> tuple:
@@ -17,6 +18,10 @@ def from_args(a, model) -> tuple:
     for spec in a.ablate_neuron:
         L, N = parse_pair(spec, "--ablate-neuron L.N")
         ivs.append(NeuronAblation(L, N))
+    for flag, site, mode in (("ablate_attn", "attn_out", "zero"), ("mean_ablate_attn", "attn_out", "mean"),
+                             ("ablate_mlp", "mlp_out", "zero"), ("mean_ablate_mlp", "mlp_out", "mean")):
+        for L in getattr(a, flag, None) or []:
+            ivs.append(SublayerAblation(int(L), site, mode))
     validate(ivs, model.config.dims, model.config.n_positions)
     return tuple(ivs)
 

@@ -58,6 +58,12 @@ def facts(state, view: str) -> dict[str, str]:
     ivs = interventions_text(state.session("A"))
     if ivs:
         out["Interventions"] = ivs
+    b = state.sessions.get("B")
+    if b is not None and b.history is not None and (view.startswith("compare") or view == "patching"):
+        out["Prompt B"] = state.model.tokenizer.decode(list(b.history.tokens[: b.history.prompt_len]))
+        ivb = interventions_text(b)
+        if ivb:
+            out["Interventions B"] = ivb
     if state.model:
         out["Model-SHA256"] = next(iter(state.model.manifest.get("files", {}).values()), "")
     return out
@@ -74,7 +80,12 @@ def view_title(view: str) -> str:
               "attention": translate("Snapshot", "attention"), "head": translate("Snapshot", "head"),
               "mlp": translate("Snapshot", "mlp"), "lens": translate("Snapshot", "lens"),
               "residual": translate("Snapshot", "residual"), "path": translate("Snapshot", "path"),
-              "attribution": translate("Snapshot", "attribution"), "data": translate("Snapshot", "data")}
+              "attribution": translate("Snapshot", "attribution"), "data": translate("Snapshot", "data"),
+              "patching": translate("Snapshot", "activation patching"),
+              "causal-trace": translate("Snapshot", "causal trace"),
+              "compare-chart": translate("Snapshot", "chart, A vs B"),
+              "compare-lens": translate("Snapshot", "lens, A vs B"),
+              "compare-attention": translate("Snapshot", "attention, A vs B")}
     return titles.get(view, view)
 
 
@@ -116,6 +127,8 @@ def interventions_text(session) -> str:
             out.append(f"{d['mode']}-ablate L{d['layer']}.H{d['head']}")
         elif k == "neuron_ablation":
             out.append(f"neuron L{d['layer']}.N{d['neuron']} = {d['value']:g}")
+        elif k == "sublayer_ablation":
+            out.append(f"{d['mode']}-ablate L{d['layer']} {'attention' if d['site'] == 'attn_out' else 'MLP'}")
         elif k == "patch":
             out.append(f"patch {d['site']} L{d['layer']} @{d['position']}")
         else:
@@ -140,6 +153,8 @@ def view_options(window) -> dict:
     mlp = views.get(TAB["mlp"])
     if mlp is not None and mlp.neuron is not None:
         o["neuron"] = mlp.neuron
+    if "B" in window.state.sessions:
+        o["other"] = window.state.sessions["B"]
     return o
 
 
@@ -161,8 +176,12 @@ def figure_of(state, view: str, options: dict | None = None, selection=None, sha
 def full_caption(f: dict[str, str]) -> str:
     """The caption line plus the interventions, if any."""
     text = caption(f)
+    if f.get("Prompt B"):
+        text += " · " + translate("Snapshot", "B: “{prompt}”").format(prompt=f["Prompt B"])
     if f.get("Interventions"):
         text += " · " + translate("Snapshot", "interventions: {list}").format(list=f["Interventions"])
+    if f.get("Interventions B"):
+        text += " · " + translate("Snapshot", "interventions in B: {list}").format(list=f["Interventions B"])
     return text
 
 

@@ -5,6 +5,10 @@ from gpt2viz.core.session import StageKind
 VIEWS = ("pipeline", "chart", "tokens", "embeddings", "attention", "head", "mlp", "lens", "residual", "path",
          "attribution")
 PER_LAYER = ("attention", "head", "mlp")
+# views of analyses that need the worker first (snapshot --view; the window's Analysis dock)
+ANALYSIS_VIEWS = ("patching", "causal-trace")
+# two prompts compared (snapshot --compare TEXT --view chart|lens|attention)
+COMPARE_VIEWS = {"chart": "compare-chart", "lens": "compare-lens", "attention": "compare-attention"}
 # detail views: view name -> tab title ("head" is the attention tab's large heatmap)
 TAB = {"tokens": "Tokens", "embeddings": "Embeddings", "attention": "Attention", "head": "Attention",
        "mlp": "MLP", "lens": "Logit lens", "residual": "Residual",

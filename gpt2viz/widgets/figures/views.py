@@ -154,7 +154,8 @@ def chart_figure(ctx: Ctx) -> Figure:
 
     sm = chart_summary(ctx.session)
     rows = sm.rows
-    top = max(max(r.raw, r.final) for r in rows)
+    before = bool(sm.interventions) and all(r.before is not None for r in rows)  # ghost = the run without them
+    top = max(max(r.raw, r.final, r.before or 0.0) for r in rows)
     xmax = min(1.0, top * 1.35 + 1e-3)
     labels = [(len(rows) - 1 - i, ("★ " if r.chosen else "") + ctx.show(r.id) + ("" if r.kept else " ✕"))
               for i, r in enumerate(rows)]
@@ -169,7 +170,7 @@ def chart_figure(ctx: Ctx) -> Figure:
         p.setClipRect(ax.rect)
         for i, row in enumerate(rows):
             y = len(rows) - 1 - i
-            ghost = ax.cell(0, y - 0.4, row.raw, y + 0.4)
+            ghost = ax.cell(0, y - 0.4, row.before if before else row.raw, y + 0.4)
             p.setPen(QPen(th.muted, 0.8, Qt.DashLine))
             p.setBrush(QColor(128, 128, 128, 50))
             p.drawRect(ghost)
@@ -182,9 +183,13 @@ def chart_figure(ctx: Ctx) -> Figure:
             y = len(rows) - 1 - i
             s = f"{row.final:.1%}" + (translate("Figures", "  (model {p:.1%})").format(p=row.raw)
                                       if abs(row.final - row.raw) > 5e-4 else "")
-            x = min(ax.x(max(row.final, row.raw)) + 5, ax.rect.right() - text_width(s, f) - 4)
+            if before:
+                s += translate("Figures", "  (before {p:.1%})").format(p=row.before)
+            x = min(ax.x(max(row.final, row.raw, row.before if before else 0.0)) + 5, ax.rect.right() - text_width(s, f) - 4)
             draw_text(p, QRectF(x, ax.y(y) - SMALL_PX / 2 - 2, text_width(s, f) + 6, SMALL_PX + 4), s, f, th.fg)
-        legend(p, r.left() + 4, r.top(), [(QColor(128, 128, 128, 110), translate("Figures", "model's own probability")),
+        ghost_name = translate("Figures", "before the interventions") if before else \
+            translate("Figures", "model's own probability")
+        legend(p, r.left() + 4, r.top(), [(QColor(128, 128, 128, 110), ghost_name),
                                           (th.accent, translate("Figures", "after the sampling settings")),
                                           (th.accent2, translate("Figures", "★ what a step takes"))], th)
 
