@@ -100,6 +100,9 @@ class PatchingSummary:
 def patching_summary(table, clean_ids, corrupt_ids) -> PatchingSummary:
     """What the patching view draws of a :class:`~gpt2viz.core.patching.PatchingTable`."""
     m = np.asarray(table.metric, dtype=float)
+    if not np.isfinite(m).any():
+        # p_clean == p_corrupt (e.g. B = A): there is nothing to restore, so the effect is the change itself
+        m = np.asarray(table.prob, dtype=float) - table.corrupt_prob
     finite = m[np.isfinite(m)]
     lo = min(0.0, float(finite.min())) if finite.size else 0.0
     hi = max(1.0, float(finite.max())) if finite.size else 1.0
