@@ -361,10 +361,25 @@ class AppState(QObject):
         if s is None:
             return
         s.set_model(*loaded)
+        # Interventions, the subject and analyses name layers, heads and positions of the old model and text.
+        s.subject, s.analyses = (), {}
+        if s.interventions:
+            s.interventions = ()
+            self.sigInterventions.emit(session)
         if session == "A":
             self.settings.set("model/last", str(s.model.folder))
         self.sigModel.emit(session)
         self.sigHistory.emit(session)
+        if session == "A":
+            for name, other in list(self.sessions.items()):
+                if name != "A":  # a comparison follows A's model: B shares it and runs its prompt again
+                    other.set_model(s.model, s.weights)
+                    other.interventions, other.analyses = (), {}
+                    self.sigInterventions.emit(name)
+                    self._toShare.emit(self._next(name), name, "A")
+                    self.sigModel.emit(name)
+                    if other.prompt:
+                        self.run_prompt(other.prompt, session=name)
 
     def _on_result(self, req: int, session: str, result: Result) -> None:
         self._done()

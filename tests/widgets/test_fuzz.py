@@ -69,7 +69,7 @@ class Fuzzer:
             (self.click_table, 6), (self.click_plot, 8), (self.hover_plot, 3), (self.key, 14), (self.edit_prompt, 6),
             (self.slider, 8), (self.spin, 4), (self.tab, 6), (self.combo, 2), (self.view_text, 4),
             (self.resize, 1), (self.context_menu, 1), (self.export, 1), (self.model_switch, 0.4),
-            (self.play, 2),
+            (self.play, 2), (self.intervene, 4), (self.compare, 2), (self.analysis, 1),
         ]
         self.weights = [w for _, w in self.actions]
 
@@ -159,6 +159,57 @@ class Fuzzer:
         for m in QApplication.topLevelWidgets():
             if isinstance(m, QMenu) and m.isVisible():
                 m.close()
+
+    def intervene(self) -> None:
+        """Ablate something from a view's context menu, or remove a chip, or remove them all."""
+        win, how = self.win, self.rng.random()
+        if how < 0.6:
+            view = self.rng.choice(("attention", "mlp", "pipeline"))
+            if view != "pipeline":
+                win.detail.setCurrentWidget(win.detail.views["Attention" if view == "attention" else "MLP"])
+            w = win.pipeline if view == "pipeline" else win.detail
+            pos = QPoint(self.rng.randrange(max(1, w.width())), self.rng.randrange(max(1, w.height())))
+            menu = QMenu(win)
+            acts = win.add_ablation_actions(menu, view, w.mapToGlobal(pos))
+            self.note(f"{view} {pos.x()},{pos.y()}: {len(acts)} actions")
+            if acts:
+                a = self.rng.choice(acts)
+                self.note(a.text())
+                a.trigger()
+            menu.deleteLater()
+        elif how < 0.85 and win.chips.chips:
+            i = self.rng.randrange(len(win.chips.chips))
+            self.note(f"remove chip {i}")
+            win.chips.chips[i].click()
+        elif win.chips.clear_btn is not None:
+            self.note("remove all")
+            win.chips.clear_btn.click()
+
+    def compare(self) -> None:
+        """Open prompt B, or run B with another text."""
+        text = self.rng.choice(("The capital of Germany is", "The capital of France is", random_text(self.rng)[:200]))
+        self.note(repr(text[:30]))
+        if self.win.compare is None or self.rng.random() < 0.3:
+            self.win.open_compare(text if self.rng.random() < 0.7 else None)
+        else:
+            self.win.compare.prompt.setText(text)
+            self.win.compare.run()
+
+    def analysis(self) -> None:
+        """Run a patching table or a causal trace (small), sometimes cancelling it at once."""
+        an = self.win.analysis
+        self.win.open_analysis(self.rng.randrange(2))
+        an.causal.samples.setValue(self.rng.choice((1, 2, 3)))
+        if self.rng.random() < 0.3:
+            an.causal.noise.setValue(0.0)
+        panel = an.currentWidget()
+        self.note(type(panel).__name__)
+        panel.run()
+        if self.rng.random() < 0.3:
+            self.note("cancel")
+            panel.cancel_btn.click()
+        if not self.race:
+            self.qtbot.waitUntil(lambda: not self.st.jobs, timeout=60000)
 
     def resize(self) -> None:
         self.win.resize(self.rng.randint(500, 1800), self.rng.randint(400, 1100))
@@ -345,6 +396,10 @@ def check_consistent(win: MainWindow) -> None:
     if vs is not None and hasattr(vs, "layer"):
         assert vs.layer == sel.layer, f"{type(view).__name__} shows layer {vs.layer}, selected {sel.layer}"
     assert f"context {len(h.tokens)}/{s.model.config.n_positions}" in win.status.text()
+    # interventions: one chip each; the chart's ghost is the run without them exactly when some are in force
+    assert len(win.chips.chips) == len(s.interventions)
+    if h.current.interventions == s.interventions:
+        assert all((r.before is not None) == bool(s.interventions) for r in drawn.rows)
     assert win.controls.back_btn.isEnabled() == (len(h.frames) > 1)
 
 
