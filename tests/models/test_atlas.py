@@ -106,22 +106,28 @@ def test_tokenizer_rebuild_script_matches_committed(tmp_path):
     assert a == b
 
 
-def test_atlas_takes_interventions_block0_head3_carries_france(atlas):
-    """The bundled folder was upgraded in place (format 2): ablation and patching work on it."""
+def test_atlas_takes_interventions_france_moves_to_is_in_the_middle_blocks(atlas):
+    """The bundled folder was upgraded in place (format 2): ablation and patching work on it, and patching
+    the residual stream from "Germany" shows the fact travelling from " France" to " is" between the first
+    and the last block (the figures the README cites)."""
     import numpy as np
 
     from gpt2viz.core.interventions import HeadAblation
     from gpt2viz.core.patching import patching_table
 
     ids = atlas.tokenizer.encode("The capital of France is")
+    paris = atlas.tokenizer.encode(" Paris")[0]
 
     def p_paris(ivs):
         x = atlas.run(ids, interventions=ivs)[0].last_logits.astype(np.float64)
         e = np.exp(x - x.max())
-        return e[6342] / e.sum()
+        return e[paris] / e.sum()
 
     c = atlas.config
-    probs = {(L, H): p_paris((HeadAblation(L, H),)) for L in range(c.n_layer) for H in range(c.n_head)}
-    assert min(probs, key=probs.get) == (0, 3) and probs[(0, 3)] < 0.1
-    t = patching_table(atlas, ids, atlas.tokenizer.encode("The capital of Germany is"), 6342, "resid_pre")
-    assert t.metric[0, 3] > 0.99 and all(t.metric[L, 4] > 0.99 for L in range(1, c.n_layer))
+    clean = p_paris(())
+    probs = [p_paris((HeadAblation(L, H),)) for L in range(c.n_layer) for H in range(c.n_head)]
+    assert min(probs) < clean - 0.05  # some head matters, measurably
+    t = patching_table(atlas, ids, atlas.tokenizer.encode("The capital of Germany is"), paris, "resid_pre")
+    france, last = 3, len(ids) - 1
+    assert t.metric[0, france] > 0.99 and t.metric[c.n_layer - 1, last] > 0.95
+    assert t.metric[c.n_layer - 1, france] < 0.05 and t.metric[0, last] < 0.05
