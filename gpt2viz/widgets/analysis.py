@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton,
                                QSpinBox, QTabWidget, QVBoxLayout, QWidget)
@@ -91,7 +91,7 @@ class _JobPanel(Retranslating, QWidget):
         self.cancel_btn.setEnabled(False)
         if result is None:
             self.progress.setValue(0)
-            self.message.setText(self.tr("Stopped: cancelled, or another request came first."))
+            self.message.setText(QCoreApplication.translate("Analysis", "Stopped: cancelled, or another request came first."))
             return
         self.progress.setValue(self.progress.maximum())
         self.draw()

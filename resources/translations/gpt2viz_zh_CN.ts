@@ -2,6 +2,24 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>Analysis</name>
+    <message>
+        <source>Stopped: cancelled, or another request came first.</source>
+        <translation>已停止：被取消，或有新的请求先到。</translation>
+    </message>
+</context>
+<context>
+    <name>AnalysisTabs</name>
+    <message>
+        <source>Activation patching</source>
+        <translation>激活修补</translation>
+    </message>
+    <message>
+        <source>Causal trace</source>
+        <translation>因果追踪</translation>
+    </message>
+</context>
+<context>
     <name>AttentionView</name>
     <message>
         <source>pattern (after softmax)</source>
@@ -66,6 +84,120 @@
     <message>
         <source>query {q} {q_token} → key {k} {k_token}: {value}</source>
         <translation>查询 {q} {q_token} → 键 {k} {k_token}：{value}</translation>
+    </message>
+</context>
+<context>
+    <name>CausalPanel</name>
+    <message>
+        <source>Subject</source>
+        <translation>主语</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>Noise ×σ</source>
+        <translation>噪声 ×σ</translation>
+    </message>
+    <message>
+        <source>Samples</source>
+        <translation>样本数</translation>
+    </message>
+    <message>
+        <source>Window</source>
+        <translation>窗口</translation>
+    </message>
+    <message>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Shift+click tokens, or type</source>
+        <translation>Shift+点击词元，或直接输入</translation>
+    </message>
+    <message>
+        <source>A&apos;s top token</source>
+        <translation>A 的首选词元</translation>
+    </message>
+    <message>
+        <source>Trace</source>
+        <translation>追踪</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <source>hover a cell for its numbers</source>
+        <translation>将鼠标悬停在单元格上查看数值</translation>
+    </message>
+    <message>
+        <source>Causal trace (ROME): the subject&apos;s embeddings get Gaussian noise (noise × the embedding&apos;s standard deviation, averaged over the samples); then one state of the clean run is restored at a time. Bright cells are where restoring brings the answer back.</source>
+        <translation>因果追踪（ROME）：给主语词元的嵌入加上高斯噪声（噪声 × 嵌入的标准差，对多个样本取平均）；然后每次恢复干净运行中的一个状态。亮的单元格表示恢复该状态能让答案回来。</translation>
+    </message>
+    <message>
+        <source>Run prompt A first.</source>
+        <translation>请先运行提示 A。</translation>
+    </message>
+    <message>
+        <source>Tracing with {subject} corrupted…</source>
+        <translation>正在追踪（已破坏 {subject}）…</translation>
+    </message>
+    <message>
+        <source>hidden state (block input)</source>
+        <translation>隐藏状态（模块输入）</translation>
+    </message>
+    <message>
+        <source>MLP output</source>
+        <translation>MLP 输出</translation>
+    </message>
+    <message>
+        <source>attention output</source>
+        <translation>注意力输出</translation>
+    </message>
+    <message>
+        <source>{kind}: p({target}) {lo:.3f} … {hi:.3f}</source>
+        <translation>{kind}：p({target}) {lo:.3f} … {hi:.3f}</translation>
+    </message>
+    <message>
+        <source>{kind}: layer {layer}, {token} → {p:.3f}</source>
+        <translation>{kind}：第 {layer} 层，{token} → {p:.3f}</translation>
+    </message>
+    <message>
+        <source>p({target}): clean {clean:.4f}, corrupted {corrupt:.4f} (noise {noise:g}σ, {samples} samples, window {window}, {ms:.0f} ms). Best restores: {best}.</source>
+        <translation>p({target})：干净 {clean:.4f}，破坏后 {corrupt:.4f}（噪声 {noise:g}σ，{samples} 个样本，窗口 {window}，{ms:.0f} 毫秒）。最有效的恢复：{best}。</translation>
+    </message>
+    <message>
+        <source>{kind}: restoring layer {layer} at {token} (position {pos}): p({target}) = {p:.4f} (clean {clean:.4f}, corrupted {corrupt:.4f})</source>
+        <translation>{kind}：在 {token}（位置 {pos}）恢复第 {layer} 层：p({target}) = {p:.4f}（干净 {clean:.4f}，破坏后 {corrupt:.4f}）</translation>
+    </message>
+</context>
+<context>
+    <name>CompareDock</name>
+    <message>
+        <source>Prompt B</source>
+        <translation>提示 B</translation>
+    </message>
+    <message>
+        <source>Run B</source>
+        <translation>运行 B</translation>
+    </message>
+    <message>
+        <source>a second prompt, e.g. The capital of Germany is</source>
+        <translation>第二个提示，例如 The capital of Germany is</translation>
+    </message>
+    <message>
+        <source>Logit lens: A | B</source>
+        <translation>Logit 透镜：A | B</translation>
+    </message>
+    <message>
+        <source>Attention: A | B</source>
+        <translation>注意力：A | B</translation>
     </message>
 </context>
 <context>
@@ -140,6 +272,539 @@
     <message>
         <source>“{text}” is {n} tokens; each term must be one token.</source>
         <translation>“{text}”是 {n} 个词元；每一项都必须恰好是一个词元。</translation>
+    </message>
+</context>
+<context>
+    <name>Figures</name>
+    <message>
+        <source>Every panel uses the same scale ({lo:.3g} … {hi:.3g}).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no patching table has been computed</source>
+        <translation>尚未计算激活修补表</translation>
+    </message>
+    <message>
+        <source>position (clean/corrupted token)</source>
+        <translation>位置（干净/破坏后的词元）</translation>
+    </message>
+    <message>
+        <source>head (z patched at every position)</source>
+        <translation>注意力头（在每个位置修补 z）</translation>
+    </message>
+    <message>
+        <source>normalised effect</source>
+        <translation>归一化效果</translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Activation patching of {site}: clean → corrupted, target {t}</source>
+        <translation>{site} 的激活修补：干净 → 破坏后，目标 {t}</translation>
+    </message>
+    <message>
+        <source>Effect = (p − p_corrupt) / (p_clean − p_corrupt): 1 = the clean answer fully back, 0 = no change. p({t}) clean {pc:.4f}, corrupted {pk:.4f}. Best cell: layer {L}, column {c} ({col}): effect {e:.3f}, p = {p:.4f}. {n} graph calls.</source>
+        <translation>效果 = (p − p_破坏) / (p_干净 − p_破坏)：1 = 干净答案完全恢复，0 = 没有变化。p({t})：干净 {pc:.4f}，破坏后 {pk:.4f}。最佳单元格：第 {L} 层，第 {c} 列（{col}）：效果 {e:.3f}，p = {p:.4f}。共调用计算图 {n} 次。</translation>
+    </message>
+    <message>
+        <source>no causal trace has been computed</source>
+        <translation>尚未计算因果追踪</translation>
+    </message>
+    <message>
+        <source>hidden state (block L&apos;s input)</source>
+        <translation>隐藏状态（模块 L 的输入）</translation>
+    </message>
+    <message>
+        <source>MLP output</source>
+        <translation>MLP 输出</translation>
+    </message>
+    <message>
+        <source>attention output</source>
+        <translation>注意力输出</translation>
+    </message>
+    <message>
+        <source>p({t})</source>
+        <translation>p({t})</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation type="unfinished">词元</translation>
+    </message>
+    <message>
+        <source>{kind}: layer {L} at {tok} → {p:.3f}</source>
+        <translation>{kind}：{tok} 处第 {L} 层 → {p:.3f}</translation>
+    </message>
+    <message>
+        <source>Causal trace: p({t}) with the subject corrupted and one state restored</source>
+        <translation>因果追踪：破坏主语后恢复单个状态时的 p({t})</translation>
+    </message>
+    <message>
+        <source>Subject (*, framed): {s}. Noise {noise:g} × the embedding&apos;s standard deviation, mean of {n} samples; MLP / attention window {w}. p clean {pc:.4f}, corrupted {pk:.4f}. Each panel&apos;s colour starts at its corrupted score. Best: {best}.</source>
+        <translation>主语（*，带框）：{s}。噪声为嵌入标准差的 {noise:g} 倍，取 {n} 个样本的平均；MLP / 注意力窗口 {w}。p 干净 {pc:.4f}，破坏后 {pk:.4f}。每个面板的颜色从其破坏后的得分开始。最佳：{best}。</translation>
+    </message>
+    <message>
+        <source>the comparison needs a second prompt (--compare)</source>
+        <translation>比较需要第二个提示（--compare）</translation>
+    </message>
+    <message>
+        <source>probability of being the next token (%)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A: {t}</source>
+        <translation>A：{t}</translation>
+    </message>
+    <message>
+        <source>B: {t}</source>
+        <translation>B：{t}</translation>
+    </message>
+    <message>
+        <source>Next token, A vs B: A&apos;s top {a}, B&apos;s top {b}</source>
+        <translation>下一个词元，A 对比 B：A 的首选 {a}，B 的首选 {b}</translation>
+    </message>
+    <message>
+        <source>The model&apos;s own probabilities (no sampling settings), for every token in either prompt&apos;s top list.</source>
+        <translation>模型自身的概率（不含采样设置），覆盖两个提示首选列表中的所有词元。</translation>
+    </message>
+    <message>
+        <source>probability of the top token</source>
+        <translation>首选词元的概率</translation>
+    </message>
+    <message>
+        <source>B − A (A&apos;s top token)</source>
+        <translation>B − A（A 的首选词元）</translation>
+    </message>
+    <message>
+        <source>embed</source>
+        <translation type="unfinished">嵌入</translation>
+    </message>
+    <message>
+        <source>depth</source>
+        <translation type="unfinished">深度</translation>
+    </message>
+    <message>
+        <source>A</source>
+        <translation>A</translation>
+    </message>
+    <message>
+        <source>B</source>
+        <translation>B</translation>
+    </message>
+    <message>
+        <source>difference B − A</source>
+        <translation>差值 B − A</translation>
+    </message>
+    <message>
+        <source>Logit lens, A and B side by side</source>
+        <translation>Logit 透镜：A 与 B 并排</translation>
+    </message>
+    <message>
+        <source>Each cell: the token the residual would predict after that block, and its probability.</source>
+        <translation>每个单元格：残差流在该模块之后会预测的词元及其概率。</translation>
+    </message>
+    <message>
+        <source>attention weight (0–1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention in block {L}, A and B side by side</source>
+        <translation>模块 {L} 的注意力：A 与 B 并排</translation>
+    </message>
+    <message>
+        <source>Rows are queries, columns keys; grey cells are the future, masked.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The path of {token} (position {pos}) through {model}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each box is one stage the token passes through, with its live numbers; the outlined one is explained below.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  (model {p:.1%})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  (before {p:.1%})</source>
+        <translation>  （干预前 {p:.1%}）</translation>
+    </message>
+    <message>
+        <source>before the interventions</source>
+        <translation>干预之前</translation>
+    </message>
+    <message>
+        <source>model&apos;s own probability</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>after the sampling settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>★ what a step takes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next token after position {pos}: {n} of {v} tokens kept, entropy {e:.2f} nats</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings: temperature {t:g}, top-k {k}, top-p {p:g}, seed {s}. ✕ = cut by top-k / top-p.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation type="unfinished">关闭</translation>
+    </message>
+    <message>
+        <source>position</source>
+        <translation type="unfinished">位置</translation>
+    </message>
+    <message>
+        <source>id</source>
+        <translation type="unfinished">id</translation>
+    </message>
+    <message>
+        <source>bytes (hex)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kind</source>
+        <translation type="unfinished">类型</translation>
+    </message>
+    <message>
+        <source>generated</source>
+        <translation type="unfinished">生成</translation>
+    </message>
+    <message>
+        <source>prompt</source>
+        <translation type="unfinished">提示词</translation>
+    </message>
+    <message>
+        <source> · partial character</source>
+        <translation type="unfinished"> · 不完整字符</translation>
+    </message>
+    <message>
+        <source>{n} tokens for {b} bytes of UTF-8 (context {n}/{c})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A leading space belongs to the token (␣). [i-j/n] marks bytes i..j of an n-byte character.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> The table shows the newest {k} tokens.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>value of the dimension</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nearest tokens to {t} (cosine, unembedding directions):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>token ‖{n:.2f}‖</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position ‖{n:.2f}‖</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sum ‖{n:.2f}‖</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>dimension (0 … {e})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Embedding of {t} (id {id}) at position {pos}: token + position = the residual entering block 0</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{e} numbers per vector; blue negative, red positive, one symmetric scale.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>score q·k/√d (logit units)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head {h} · {e:.2f} nats</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rows are queries (the token reading), columns keys (the token read); grey cells are the future, masked. Entropy at the selected query in nats (0 = one key takes all).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> The newest {k} of {n} positions are drawn.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention in block {L}: every head, query × key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>block {L}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{q} (position {pos}) reads, head {h}: </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>key (position, token)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>query (position, token)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head {h}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Block {L}, head {h}: {what}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attention weights, after softmax</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attention scores, before softmax</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>block {L}, head {h}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>neuron (0 … {n})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>activation (after GELU)</source>
+        <translation type="unfinished">激活值（GELU 之后）</translation>
+    </message>
+    <message>
+        <source>Biggest writers (neuron: activation, × ‖value‖)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The whole MLP output, read by the unembedding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>promotes </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>suppresses </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Neuron {n}&apos;s value vector W_out[{n}] · W_U</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MLP of block {L} at position {pos} {t}: {n} neurons, {k} above {a}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Orange dots: the ten neurons that write the most (activation × norm of the value vector).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>probability</source>
+        <translation type="unfinished">概率</translation>
+    </message>
+    <message>
+        <source>position (token there)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>depth (0 = embeddings, then after each block)</source>
+        <translation type="unfinished">深度（0 = 嵌入，之后逐模块）</translation>
+    </message>
+    <message>
+        <source>{t} at position {pos}: probability (rank) by depth</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Logit lens: what the residual stream would predict after every block</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each cell: the top token if the model stopped there (final LayerNorm + unembedding applied early) and, as colour, its probability; the top row is the real output. #k = rank of the target.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>norm (‖x‖₂)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>residual after</source>
+        <translation type="unfinished">之后的残差</translation>
+    </message>
+    <message>
+        <source>attention adds</source>
+        <translation type="unfinished">注意力加入</translation>
+    </message>
+    <message>
+        <source>MLP adds</source>
+        <translation type="unfinished">前馈网络加入</translation>
+    </message>
+    <message>
+        <source>depth (embed = embeddings, then after each block)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cosine to final</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The residual stream at position {pos} {t}: its size and direction by depth</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Top: the norm after each block and of what that block&apos;s attention and MLP added. Bottom: cosine to the final residual (1 = same direction).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position (token)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>depth (n = after block n−1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pushed the target up</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pulled it down</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How “{what}” got its logit at position {pos}: direct contributions by layer and position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Logit {logit:.3f} = the parts + final LayerNorm bias {bias:+.3f}. Edge width ∝ √|contribution|; {dropped} parts at or under {th:.1%} of the total hidden (the kept ones are {kept:.0%}). Largest source: {head}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>direct contribution to the logit (logit units)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What pushed “{what}” at position {pos} (and what pulled it down)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Direct logit attribution: each part&apos;s write into the residual, read by the final LayerNorm (scale frozen) and the unembedding. Logit {logit:.3f}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>InterventionChips</name>
+    <message>
+        <source>Interventions in force:</source>
+        <translation>生效的干预：</translation>
+    </message>
+    <message>
+        <source>click to remove this intervention</source>
+        <translation>点击移除此干预</translation>
+    </message>
+    <message>
+        <source>Remove all</source>
+        <translation>全部移除</translation>
+    </message>
+</context>
+<context>
+    <name>Interventions</name>
+    <message>
+        <source>zero</source>
+        <translation>置零</translation>
+    </message>
+    <message>
+        <source>mean</source>
+        <translation>均值</translation>
+    </message>
+    <message>
+        <source>ablate head {layer}.{head} ({mode})</source>
+        <translation>消融注意力头 {layer}.{head}（{mode}）</translation>
+    </message>
+    <message>
+        <source>ablate neuron {layer}.{neuron} (= {value:g})</source>
+        <translation>消融神经元 {layer}.{neuron}（= {value:g}）</translation>
+    </message>
+    <message>
+        <source>ablate block {layer} attention ({mode})</source>
+        <translation>消融模块 {layer} 的注意力（{mode}）</translation>
+    </message>
+    <message>
+        <source>ablate block {layer} MLP ({mode})</source>
+        <translation>消融模块 {layer} 的 MLP（{mode}）</translation>
+    </message>
+    <message>
+        <source>head {head}</source>
+        <translation>注意力头 {head}</translation>
+    </message>
+    <message>
+        <source>patch {site} of block {layer} at position {position} from B</source>
+        <translation>修补模块 {layer} 在位置 {position} 的 {site}（来自另一次运行）</translation>
+    </message>
+    <message>
+        <source>steer block {layer} input (×{scale:g})</source>
+        <translation>引导模块 {layer} 的输入（×{scale:g}）</translation>
+    </message>
+    <message>
+        <source>no interventions</source>
+        <translation>无干预</translation>
+    </message>
+    <message>
+        <source>Ablate head {layer}.{head} (zero)</source>
+        <translation>消融注意力头 {layer}.{head}（置零）</translation>
+    </message>
+    <message>
+        <source>Ablate head {layer}.{head} (mean)</source>
+        <translation>消融注意力头 {layer}.{head}（均值）</translation>
+    </message>
+    <message>
+        <source>Ablate neuron {layer}.{neuron} (zero)</source>
+        <translation>消融神经元 {layer}.{neuron}（置零）</translation>
+    </message>
+    <message>
+        <source>Ablate neuron {layer}.{neuron} (mean: {value:.3f})</source>
+        <translation>消融神经元 {layer}.{neuron}（均值：{value:.3f}）</translation>
+    </message>
+    <message>
+        <source>attention</source>
+        <translation>注意力</translation>
+    </message>
+    <message>
+        <source>MLP</source>
+        <translation>MLP</translation>
+    </message>
+    <message>
+        <source>Ablate block {layer} {part} ({mode})</source>
+        <translation>消融模块 {layer} 的{part}（{mode}）</translation>
+    </message>
+    <message>
+        <source>Remove all interventions ({n})</source>
+        <translation>移除全部干预（{n} 个）</translation>
     </message>
 </context>
 <context>
@@ -398,6 +1063,10 @@
         <source> · “{text}” is {n} tokens; using the default</source>
         <translation> · “{text}”是 {n} 个词元；改用默认目标</translation>
     </message>
+    <message>
+        <source>with the interventions (solid) vs without (dashed): rank {ranks}; Δp {deltas}</source>
+        <translation>有干预（实线）与无干预（虚线）：排名 {ranks}；Δp {deltas}</translation>
+    </message>
 </context>
 <context>
     <name>MainWindow</name>
@@ -450,6 +1119,34 @@
         <translation>旅程(&amp;J)</translation>
     </message>
     <message>
+        <source>&amp;Analysis</source>
+        <translation>分析(&amp;A)</translation>
+    </message>
+    <message>
+        <source>Patching and causal trace</source>
+        <translation>激活修补与因果追踪</translation>
+    </message>
+    <message>
+        <source>Compare A and B</source>
+        <translation>比较 A 与 B</translation>
+    </message>
+    <message>
+        <source>&amp;Compare with a second prompt (B)</source>
+        <translation>与第二个提示 (B) 比较(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Activation &amp;patching (A clean, B corrupted)</source>
+        <translation>激活修补（A 干净，B 破坏）(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Causal &amp;trace of A (ROME)</source>
+        <translation>A 的因果追踪（ROME）(&amp;T)</translation>
+    </message>
+    <message>
+        <source>&amp;Remove every intervention</source>
+        <translation>移除所有干预(&amp;R)</translation>
+    </message>
+    <message>
         <source>Guided journey</source>
         <translation>导览旅程</translation>
     </message>
@@ -488,6 +1185,30 @@
     <message>
         <source>No font for Chinese characters was found: CJK text and tokens will show as boxes. Install a CJK font (Debian/Ubuntu: fonts-noto-cjk).</source>
         <translation>未找到可显示汉字的字体：中日韩文字和词元会显示成方框。请安装一种 CJK 字体（Debian/Ubuntu：fonts-noto-cjk）。</translation>
+    </message>
+    <message>
+        <source>&amp;Report… (the next token&apos;s whole journey, PDF or HTML)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dark &amp;figures</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the journey report</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PDF document (*.pdf);;HTML page (*.html)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Writing the report…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>saved {0}</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <source>Export {view} as PNG or SVG…</source>
@@ -627,6 +1348,96 @@ Without network: download &apos;openai-community/gpt2&apos; (config.json, model.
     <message>
         <source>&lt;b&gt;Neuron {neuron}&lt;/b&gt; of layer {layer}: its value vector W_out[{neuron}] · W_U&lt;br&gt;promotes: {promotes}&lt;br&gt;suppresses: {suppresses}</source>
         <translation>第 {layer} 层的&lt;b&gt;神经元 {neuron}&lt;/b&gt;：它的值向量 W_out[{neuron}] · W_U&lt;br&gt;推高：{promotes}&lt;br&gt;压低：{suppresses}</translation>
+    </message>
+</context>
+<context>
+    <name>PairedBars</name>
+    <message>
+        <source>probability (the model&apos;s own)</source>
+        <translation>概率（模型自身）</translation>
+    </message>
+    <message>
+        <source>Next token: A vs B (run both prompts)</source>
+        <translation>下一个词元：A 对比 B（请运行两个提示）</translation>
+    </message>
+    <message>
+        <source>Next token: A (blue) top {a}, B (orange) top {b}</source>
+        <translation>下一个词元：A（蓝）首选 {a}，B（橙）首选 {b}</translation>
+    </message>
+</context>
+<context>
+    <name>PatchingPanel</name>
+    <message>
+        <source>Site</source>
+        <translation>位置点</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>A&apos;s top token</source>
+        <translation>A 的首选词元</translation>
+    </message>
+    <message>
+        <source>Patch every cell</source>
+        <translation>修补每个单元格</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>hover a cell for its numbers; click it to open that patched run beside A</source>
+        <translation>悬停单元格查看数值；点击以在 A 旁打开该修补后的运行</translation>
+    </message>
+    <message>
+        <source>Activation patching: A is the clean prompt, B the corrupted one (open B with Compare). Each cell copies one state of A&apos;s run into B&apos;s run and measures how much of A&apos;s answer comes back: (p − p_B) / (p_A − p_B).</source>
+        <translation>激活修补：A 是干净提示，B 是破坏后的提示（通过“比较”打开 B）。每个单元格把 A 运行中的一个状态复制到 B 的运行中，并测量 A 的答案恢复了多少：(p − p_B) / (p_A − p_B)。</translation>
+    </message>
+    <message>
+        <source>Run prompt A first.</source>
+        <translation>请先运行提示 A。</translation>
+    </message>
+    <message>
+        <source>Open a second prompt B (Compare) to patch A&apos;s states into it.</source>
+        <translation>请打开第二个提示 B（比较），才能把 A 的状态修补进去。</translation>
+    </message>
+    <message>
+        <source>Patching needs prompts of the same number of tokens: A has {na}, B has {nb}.
+A: {ta}
+B: {tb}</source>
+        <translation>激活修补需要两个提示的词元数相同：A 有 {na} 个，B 有 {nb} 个。
+A：{ta}
+B：{tb}</translation>
+    </message>
+    <message>
+        <source>Patching {site} of every layer and position…</source>
+        <translation>正在修补每一层每个位置的 {site}…</translation>
+    </message>
+    <message>
+        <source>L{layer}</source>
+        <translation>第{layer}层</translation>
+    </message>
+    <message>
+        <source>{site}: normalised effect on p({target}) (scale {lo:.2f} … {hi:.2f})</source>
+        <translation>{site}：对 p({target}) 的归一化效果（色标 {lo:.2f} … {hi:.2f}）</translation>
+    </message>
+    <message>
+        <source>p({target}): A (clean) {pa:.4f}, B (corrupted) {pb:.4f}. Best cell: layer {layer}, {kind} {col}: effect {effect:.3f}, p = {p:.4f}. {calls} graph calls, {ms:.0f} ms.</source>
+        <translation>p({target})：A（干净）{pa:.4f}，B（破坏）{pb:.4f}。最佳单元格：第 {layer} 层，{kind} {col}：效果 {effect:.3f}，p = {p:.4f}。调用计算图 {calls} 次，{ms:.0f} 毫秒。</translation>
+    </message>
+    <message>
+        <source>position</source>
+        <translation>位置</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>注意力头</translation>
+    </message>
+    <message>
+        <source>layer {layer}, {kind} {col}: effect {effect:.4f}, p({target}) = {p:.4f}</source>
+        <translation>第 {layer} 层，{kind} {col}：效果 {effect:.4f}，p({target}) = {p:.4f}</translation>
     </message>
 </context>
 <context>
@@ -778,8 +1589,171 @@ Without network: download &apos;openai-community/gpt2&apos; (config.json, model.
         <translation>  （模型 {raw:.1%}）</translation>
     </message>
     <message>
+        <source>  (before {before:.1%}, {delta:+.1%})</source>
+        <translation>  （干预前 {before:.1%}，{delta:+.1%}）</translation>
+    </message>
+    <message>
         <source>Next token after position {position} · {kept:,} of {vocab:,} tokens kept · entropy {entropy:.2f} nats</source>
         <translation>位置 {position} 之后的下一个词元 · {vocab:,} 个词元中保留 {kept:,} 个 · 熵 {entropy:.2f} 奈特</translation>
+    </message>
+    <message>
+        <source>with {interventions} · ghost = before</source>
+        <translation>干预：{interventions} · 虚影 = 干预之前</translation>
+    </message>
+</context>
+<context>
+    <name>Report</name>
+    <message>
+        <source>Tokens: the text becomes numbers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Embeddings: a vector per token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Position: where the token stands</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention: reading the earlier tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MLP: the neurons write</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The residual stream: the sum every block writes into</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Logit lens: the prediction forming, block by block</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>LM head and softmax: a score and a probability for every token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sampling: the choice</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KV cache: what the next step reuses</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Who wrote the answer: direct logit attribution</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The prompt “{prompt}” is {n_bytes} bytes of UTF-8; byte-pair encoding cuts it into {n_tokens} tokens, each an id in a vocabulary of {vocab} (a leading space belongs to the token). The token whose next token this report follows is {token} at position {position}. The model reads at most {n_positions} tokens.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{token} (id {token_id}) is looked up in a table of {vocab} learned vectors of {n_embd} numbers; its vector has norm {embed_norm}. Its nearest tokens by cosine: {nearest}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPT-2 has no notion of order except a second table: one learned vector per position. The vector of position {position} (norm {pos_norm}) is added to the token&apos;s; their sum (norm {sum_norm}) starts the residual stream. Cosine between the token and position vectors: {cos_tp}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each of the {n_layer} blocks has {n_head} attention heads; a head lets {token} read earlier tokens and copy from them. The figure shows block {layer}, where head {head} is the most focused: {weight} of its attention goes to {key_token} (position {key}). Block by block: {blocks}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>After attention, each block&apos;s MLP of {d_mlp} neurons reads the residual and writes into it. The figure shows block {layer}, whose MLP writes the most here (norm {mlp_norm}); {n_active} of its neurons fire above {active}. Its output, read by the unembedding, promotes {promotes}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The residual stream carries the token through the model: every attention and MLP adds to it. Its norm grows from {first_norm} after the embeddings to {last_norm} after the last block; its direction is within cosine {cos_half} of the final one by block {half_block}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Read out early (final LayerNorm + unembedding after each block), the residual already predicts {final_token} from depth {settled} on; after the last block its probability is {final_prob}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The final LayerNorm rescales the residual (norm {ln_in} → {ln_out}); the LM head multiplies it by the {vocab} token embeddings again (tied weights) to score every possible next token: {top_logits}. Softmax turns the scores into probabilities that sum to 1: {top_probs}. Entropy {entropy} nats (0 = certain, {max_entropy} = uniform).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>With temperature {temperature}, top-k {top_k}, top-p {top_p} and seed {seed}, {n_kept} candidates remain and the next step takes {chosen}: {p_final} after the settings, {p_raw} as the model gave it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>To take that step the model does not rerun the whole text: every block keeps the keys and values of every earlier position ({n_layer} layers × 2 × {n_tokens} positions × {n_embd} numbers = {kv_mb} MB). The step runs only {chosen} through the path above and appends its keys and values; the context holds {n_tokens} of {n_positions} positions.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The logit of {target} ({logit}) split into what each part of the model wrote directly (final LayerNorm scale frozen at the real residual). Largest source: {headline}. Top parts: {parts}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The life of the next token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A gpt2viz report: one token traced through GPT-2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation type="unfinished">提示词</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation type="unfinished">模型</translation>
+    </message>
+    <message>
+        <source>{params} parameters · {n_layer} layers × {n_head} heads · {n_embd} wide · context {n_positions}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Date</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next token</source>
+        <translation type="unfinished">下一个词元</translation>
+    </message>
+    <message>
+        <source>Generated before this step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reproducibility</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model files (sha256)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gpt2viz version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Command</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Interventions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Contents</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -868,6 +1842,26 @@ Without network: download &apos;openai-community/gpt2&apos; (config.json, model.
         <translation>数据</translation>
     </message>
     <message>
+        <source>activation patching</source>
+        <translation>激活修补</translation>
+    </message>
+    <message>
+        <source>causal trace</source>
+        <translation>因果追踪</translation>
+    </message>
+    <message>
+        <source>chart, A vs B</source>
+        <translation>图表，A 对比 B</translation>
+    </message>
+    <message>
+        <source>lens, A vs B</source>
+        <translation>透镜，A 对比 B</translation>
+    </message>
+    <message>
+        <source>attention, A vs B</source>
+        <translation>注意力，A 对比 B</translation>
+    </message>
+    <message>
         <source>“{prompt}”</source>
         <translation>“{prompt}”</translation>
     </message>
@@ -886,6 +1880,22 @@ Without network: download &apos;openai-community/gpt2&apos; (config.json, model.
     <message>
         <source>position {value}</source>
         <translation>位置 {value}</translation>
+    </message>
+    <message>
+        <source>B: “{prompt}”</source>
+        <translation>B：“{prompt}”</translation>
+    </message>
+    <message>
+        <source>interventions: {list}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>interventions in B: {list}</source>
+        <translation>B 中的干预：{list}</translation>
+    </message>
+    <message>
+        <source>{view}: every layer of {model}</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -935,6 +1945,10 @@ pos {position}</source>
 {token} {prob:.0%}</source>
         <translation>头{head} {weight:.0%}
 {token} {prob:.0%}</translation>
+    </message>
+    <message>
+        <source>{token} #{rank} Δ{delta:+.0%}</source>
+        <translation>{token} 第{rank}名 Δ{delta:+.0%}</translation>
     </message>
     <message>
         <source>‖x‖ {norm:.1f}</source>
