@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt", help="open the app with this prompt (it runs at once)")
     p.add_argument("--steps", type=int, default=0, help="with --prompt: take this many steps after the run")
     add_lang(p)
+    add_ablation_flags(p)
+    p.add_argument("--compare", metavar="TEXT", help="open a second prompt B beside the first")
+    p.add_argument("--analysis", choices=["patching", "causal-trace"],
+                   help="with --prompt: run activation patching (needs --compare) or the causal trace at once")
+    p.add_argument("--subject", metavar="TEXT", help="with --analysis causal-trace: the tokens to corrupt")
     p.add_argument("--journey", nargs="?", type=int, const=1, metavar="PAGE",
                    help="open the guided journey (one stage of the token's life per page), at PAGE 1-12 (default 1)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
@@ -301,7 +306,7 @@ def cmd_app(a) -> int:
         raise CliError(f"the desktop app cannot start: {e}. The command line (`gpt2viz run`, "
                        "`gpt2viz tokenize`) works without it") from None
     qt_messages.install()
-    return run_app(a.model, prompt=a.prompt, steps=max(0, a.steps), lang=a.lang, journey=a.journey)
+    return run_app(a.model, prompt=a.prompt, steps=max(0, a.steps), lang=a.lang, journey=a.journey, args=a)
 
 
 def cmd_patch(a) -> int:

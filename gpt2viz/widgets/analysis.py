@@ -43,6 +43,9 @@ class Heatmap(QWidget):
         self.plot.addItem(self.img)
         self.img.sigClicked.connect(self.sigClicked)
         self.img.sigHover.connect(self.sigHover)
+        # the colour scale beside the map (the image is coloured here; the bar only shows the mapping)
+        self.bar = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get("viridis"), interactive=False, width=12)
+        self.plot.getPlotItem().layout.addItem(self.bar, 2, 5)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.plot)
@@ -51,6 +54,7 @@ class Heatmap(QWidget):
     def show_heat(self, heat: HeatmapSummary, title: str, row_labels, col_labels) -> None:
         self.heat = heat
         self.img.setImage(to_rgba(heat.values, heat.lo, heat.hi))
+        self.bar.setLevels((heat.lo, heat.hi))
         r, c = heat.values.shape
         self.img.setRect(-0.5, -0.5, c, r)
         self.plot.getAxis("left").setTicks([list(enumerate(row_labels))])

@@ -102,6 +102,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.compare_dock = QDockWidget(self)
         self.compare_dock.setObjectName("compare")
         self.addDockWidget(Qt.BottomDockWidgetArea, self.compare_dock)
+        self.tabifyDockWidget(self.analysis_dock, self.compare_dock)  # full width each, a tab apart
         self.compare_dock.hide()
         self._build_menu()
         self._bind_keys()
@@ -180,14 +181,19 @@ class MainWindow(Retranslating, QMainWindow):
         elif prompt is not None:
             self.compare.prompt.setText(prompt)
             self.compare.run()
-        self.compare_dock.show()
-        self.compare_dock.raise_()
+        self._show_dock(self.compare_dock)
+
+    def _show_dock(self, dock) -> None:
+        first = not self.analysis_dock.isVisible() and not self.compare_dock.isVisible()
+        dock.show()
+        dock.raise_()
+        if first:  # the analyses need room: about half the window's height
+            self.resizeDocks([dock], [int(self.height() * 0.48)], Qt.Vertical)
 
     def open_analysis(self, tab: int = 0) -> None:
         """Show the patching (0) or causal-trace (1) view."""
         self.analysis.setCurrentIndex(tab)
-        self.analysis_dock.show()
-        self.analysis_dock.raise_()
+        self._show_dock(self.analysis_dock)
 
     def show_view(self, view: str) -> None:
         """Bring ``view`` forward (a detail tab, or the focus on the chart's sliders)."""
@@ -599,6 +605,43 @@ class MainWindow(Retranslating, QMainWindow):
         dlg.show()
 
 
+def _prepared_state(win: MainWindow, a, pending: list) -> None:
+    """Once the first run (and its steps) are in: the command line's interventions, prompt B and analysis."""
+    from gpt2viz.commands.interventions import from_args
+    from gpt2viz.core.interventions import InterventionError
+
+    st = win.state
+    todo = ["ivs", "compare", "analysis"]
+
+    def go(_name=None) -> None:
+        if not todo or pending[0] > 0 or st.history is None or st.busy:
+            return
+        what = todo.pop(0)
+        try:
+            if what == "ivs":
+                ivs = from_args(a, st.model)
+                if ivs:
+                    st.set_interventions(ivs)
+                    return  # the re-run's result calls go() again
+            elif what == "compare" and getattr(a, "compare", None):
+                win.open_compare(a.compare)
+                return
+            elif what == "analysis" and getattr(a, "analysis", None):
+                if a.analysis == "patching":
+                    win.open_analysis(0)
+                    win.analysis.patching.run()
+                else:
+                    win.open_analysis(1)
+                    if getattr(a, "subject", None):
+                        win.analysis.causal.subject.setText(a.subject)
+                    win.analysis.causal.run()
+        except InterventionError as e:
+            win.show_error(str(e))
+        go()
+
+    st.sigHistory.connect(go)
+
+
 def suggest_b(prompt: str) -> str:
     """A corrupted twin of ``prompt`` for a first comparison: the story's France/Germany swap when it applies."""
     for a, b in ((" France", " Germany"), (" Paris", " Berlin"), (" Germany", " France")):
@@ -646,7 +689,7 @@ def close_on_signals(win: QMainWindow) -> None:
 
 
 def run_app(model_spec: str | None = None, settings_path: str | None = None, prompt: str | None = None,
-            steps: int = 0, lang: str | None = None, journey: int | None = None) -> int:
+            steps: int = 0, lang: str | None = None, journey: int | None = None, args=None) -> int:
     """Open the main window with ``model_spec`` (a folder or name), else the last or the default model.
 
     ``prompt`` replaces the remembered prompt; it runs as soon as the model is loaded, then ``steps``
@@ -674,6 +717,8 @@ def run_app(model_spec: str | None = None, settings_path: str | None = None, pro
             pending[0] -= 1
             state.step()
     state.sigHistory.connect(auto_step)
+    if args is not None:
+        _prepared_state(win, args, pending)
     close_on_signals(win)
     win.show()
     try:

@@ -19,7 +19,7 @@ from gpt2viz.core.session import Stage
 from gpt2viz.core.viewmodels.pipeline import PipelineSummary, pipeline_summary
 from gpt2viz.widgets.language import Retranslating
 
-CELL_W, CELL_H, GAP = 92, 96, 14
+CELL_W, CELL_H, GAP = 92, 108, 14  # three text lines under the glyph (the third: interventions), CJK too
 
 
 class PipelineCells(QWidget):

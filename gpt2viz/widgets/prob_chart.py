@@ -169,7 +169,7 @@ class ProbabilityChart(Retranslating, QWidget):
         self.plot.setYRange(-0.6, len(ids) - 0.4, padding=0)
         # Scale to the largest bar, leaving room for its label: a flat distribution stays readable.
         top = max(max(r.raw, r.final, r.before or 0.0) for r in rows)
-        xmax = min(1.0, top) * 1.75 + 1e-3
+        xmax = min(1.0, top) * (2.2 if before else 1.75) + 1e-3  # "(before …, ±…)" labels need more room
         self.plot.setXRange(0, xmax, padding=0)
         # ticks only up to 100 %: the space beyond is room for labels, not probability
         step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if min(xmax, 1.0) / s <= 6)
