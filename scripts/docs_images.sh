@@ -16,11 +16,21 @@ if [ -x "$SHOT" ]; then
   for page in tokens:2 attention:5 choose:10; do  # name:page number (gpt2viz.core.journey.PAGES, from 1)
     (unset QT_QPA_PLATFORM; "$SHOT" "docs/zh/journey-${page%%:*}.png" -- python -m gpt2viz --prompt "$P" --lang zh --journey "${page##*:}")
   done
+  # ablation, compare, patching, causal trace (issue 13): a taller screen, the analyses need room
+  B="The capital of Germany is"
+  shot13() { local name=$1; shift; (unset QT_QPA_PLATFORM; "$SHOT" "docs/views/$name.png" --size 1800x1350 --wait 8 -- python -m gpt2viz --prompt "$P" "$@"); }
+  shot13 ablation --ablate-head 4.1 --ablate-mlp 4
+  shot13 compare --compare "$B"
+  shot13 patching --compare "$B" --analysis patching
+  shot13 causal-trace --analysis causal-trace --subject " France"
 fi
 
 export QT_QPA_PLATFORM=offscreen
 python scripts/view_screenshots.py --out docs/views >/dev/null
 for v in attention lens chart; do g snapshot --prompt "$P" --view "$v" --layer 1 --head 3 --scale 2 --out "docs/exports/$v.png" --force; done
+g snapshot --prompt "$P" --view patching --corrupt "The capital of Germany is" --scale 2 --out docs/exports/patching.png --force
+g snapshot --prompt "$P" --view causal-trace --subject " France" --scale 2 --out docs/exports/causal-trace.png --force
+g snapshot --prompt "$P" --compare "The capital of Germany is" --view lens --scale 2 --out docs/exports/compare-lens.png --force
 tmp=$(mktemp -d)
 g snapshot --prompt "$P" --view attention --all-layers --out "$tmp/all" --force
 cp "$tmp"/all/*sheet*.png docs/exports/attention-all-layers.png

@@ -43,6 +43,12 @@ def full_context_hooks(history) -> dict[str, np.ndarray]:
     return out
 
 
+def describe(iv) -> dict:
+    from gpt2viz.core.interventions import describe as _describe
+
+    return _describe(iv)
+
+
 def export_trace(history, model, settings, npz_path: Path, force: bool = False,
                  weights=None) -> tuple[Path, Path]:
     """Write ``npz_path`` (every hook) and the JSON beside it (tokens, ids, settings, model, hash).
@@ -68,6 +74,8 @@ def export_trace(history, model, settings, npz_path: Path, force: bool = False,
                   "files_sha256": model.manifest.get("files", {})},
         "arrays": {k: list(v.shape) for k, v in arrays.items()},
         "attribution": attribution,
+        # what was changed inside the graph for these numbers (every hook shows values after it)
+        "interventions": [describe(iv) for iv in history.current.interventions],
         "note": "attention hooks are [H, query, key] over the whole text; future keys are 0 (pattern) or NaN (scores)",
     }
     with StagedFiles(npz_path.parent if str(npz_path.parent) else Path("."), force) as staged:

@@ -34,7 +34,8 @@ def chart_numbers(win):
     return [(r.id, r.raw, r.final) for r in win.chart.summary.rows]
 
 
-def test_ablating_a_head_from_the_menu_gives_the_engines_numbers_and_removing_restores(qtbot, stepped_window):
+def test_ablating_a_head_from_the_menu_gives_the_engines_numbers_and_removing_restores(qtbot, stepped_window,
+                                                                                     tmp_path):
     win = stepped_window("l3h4e32")
     st = win.state
     before = chart_numbers(win)
@@ -62,6 +63,16 @@ def test_ablating_a_head_from_the_menu_gives_the_engines_numbers_and_removing_re
     # the ghost is the run without the intervention: the original numbers
     assert [r.before for r in rows] == pytest.approx([float(engine_probs(win, ())[r.id]) for r in rows], rel=1e-5)
     assert "1.2" in win.chart.title.text()
+    # the data export and the figures' captions name it
+    import json
+
+    from gpt2viz.core.trace_export import export_trace
+    from gpt2viz.widgets.snapshot import facts, full_caption
+
+    _, js = export_trace(st.history, st.model, st.sampling, tmp_path / "d.npz")
+    assert json.loads(js.read_text())["interventions"] == [
+        {"kind": "head_ablation", "layer": 1, "head": 2, "mode": "zero", "positions": None}]
+    assert "L1.H2" in full_caption(facts(st, "chart"))
     # the pipeline carries the original answer's deltas
     ps = win.pipeline.cells.summary
     assert ps.target is not None and all(b.target_delta is not None for b in ps.blocks)
