@@ -449,7 +449,7 @@
         <translation>位置 {pos} 上“{what}”的逻辑值从何而来：按层和位置的直接贡献</translation>
     </message>
     <message>
-        <source>Logit {logit:.3f} = the parts + final LayerNorm bias {bias:+.3f}. Edge width ∝ √|contribution|; {dropped} parts at or under {th:.1%} of the total hidden (the kept ones are {kept:.0%}). Largest source: {head}.</source>
+        <source>Logit {logit:.3f} = the parts + final LayerNorm bias {bias:+.3f}. Edge width ∝ √|contribution|; {dropped} parts at or under {th:.1%} of the total are hidden (the kept ones are {kept:.0%}). Largest source: {head}.</source>
         <translation>逻辑值 {logit:.3f} = 各部分之和 + 最终层归一化的偏置 {bias:+.3f}。边宽 ∝ √|贡献|；有 {dropped} 个部分不超过总量的 {th:.1%}，已隐藏（保留部分占 {kept:.0%}）。最大来源：{head}。</translation>
     </message>
     <message>
@@ -1212,8 +1212,8 @@ Without network: download &apos;openai-community/gpt2&apos; (config.json, model.
         <translation>在温度 {temperature}、Top-k {top_k}、Top-p {top_p}、随机种子 {seed} 的设置下，剩下 {n_kept} 个候选，下一步取 {chosen}：按当前设置为 {p_final}，模型原始给出 {p_raw}。</translation>
     </message>
     <message>
-        <source>To take that step the model does not rerun the whole text: every block keeps the keys and values of every earlier position ({n_layer} layers × 2 × {n_tokens} positions × {n_embd} numbers = {kv_mb} MB). The step runs only {chosen} through the path above and appends its keys and values; the context holds {n_tokens} of {n_positions} positions.</source>
-        <translation>走这一步时，模型不会把整段文本重跑一遍：每个模块都保存着之前每个位置的键和值（{n_layer} 层 × 2 × {n_tokens} 个位置 × {n_embd} 个数 = {kv_mb} MB）。这一步只让 {chosen} 沿上面的路径走一遍，并追加它的键和值；上下文已占用 {n_positions} 个位置中的 {n_tokens} 个。</translation>
+        <source>To take that step the model does not rerun the whole text: every block keeps the keys and values of every earlier position ({n_layer} layers × 2 × {n_tokens} positions × {n_embd} numbers × 4 bytes = {kv_mb} MB). The step runs only {chosen} through the path above and appends its keys and values; the context holds {n_tokens} of {n_positions} positions.</source>
+        <translation>走这一步时，模型不会把整段文本重跑一遍：每个模块都保存着之前每个位置的键和值（{n_layer} 层 × 2 × {n_tokens} 个位置 × {n_embd} 个数 × 4 字节 = {kv_mb} MB）。这一步只让 {chosen} 沿上面的路径走一遍，并追加它的键和值；上下文已占用 {n_positions} 个位置中的 {n_tokens} 个。</translation>
     </message>
     <message>
         <source>The logit of {target} ({logit}) split into what each part of the model wrote directly (final LayerNorm scale frozen at the real residual). Largest source: {headline}. Top parts: {parts}.</source>
