@@ -26,7 +26,7 @@ if [ -x "$SHOT" ]; then
 fi
 
 export QT_QPA_PLATFORM=offscreen
-python scripts/view_screenshots.py --out docs/views >/dev/null
+python scripts/view_screenshots.py --out docs/views --layer 1 --head 3 >/dev/null
 for v in attention lens chart; do g snapshot --prompt "$P" --view "$v" --layer 1 --head 3 --scale 2 --out "docs/exports/$v.png" --force; done
 g snapshot --prompt "$P" --view patching --corrupt "The capital of Germany is" --scale 2 --out docs/exports/patching.png --force
 g snapshot --prompt "$P" --view causal-trace --subject " France" --scale 2 --out docs/exports/causal-trace.png --force
