@@ -34,7 +34,7 @@ from gpt2viz.core.patching import Cancelled, _feed, _softmax_at
 
 KINDS = ("hidden", "mlp", "attn")
 SITE_OF = {"hidden": "resid_pre", "mlp": "mlp_out", "attn": "attn_out"}
-MAX_BATCH = 64  # rows per graph call: keeps one call short, so a cancel is honoured quickly
+TOKEN_BUDGET = 256  # token rows per graph call (GPT-2 small: ~0.3 s), so a cancel is honoured quickly
 
 
 @dataclass(frozen=True)
@@ -201,10 +201,13 @@ def causal_trace(model, weights, ids, subject, target: int | None = None, *, noi
         logits = session.run([LAST_LOGITS], feed)[0][:, -1]
         return _softmax_at(logits, target)
 
-    # the work: the corrupted baseline, then per kind and position the layers in chunks of MAX_BATCH rows
-    per_call = max(1, MAX_BATCH // samples)
-    jobs = [(k, p, list(range(L0, min(n_layer, L0 + per_call))))
-            for k in kinds for p in range(P) for L0 in range(0, n_layer, per_call)]
+    # the work: the corrupted baseline, then per kind and position the layers in chunks of at most
+    # TOKEN_BUDGET token rows (samples x layers x the positions the call runs): short calls keep a cancel prompt
+    jobs = []
+    for k in kinds:
+        for p in range(P):
+            per_call = max(1, TOKEN_BUDGET // (samples * (P - min(p, s0))))
+            jobs += [(k, p, list(range(L0, min(n_layer, L0 + per_call)))) for L0 in range(0, n_layer, per_call)]
     total = len(jobs) + 1
     if cancel and cancel():
         raise Cancelled()

@@ -146,3 +146,31 @@ def test_compare_paired_bars_are_each_sessions_numbers(qtbot, win):
     assert [c.text() for c in win.compare.strip_b.chips][3] == "\u2423Germany"
     assert len(win.compare.strip_a.chips) == len(st.history.tokens)
     assert win.compare.lens[1].session is st.session("B") and win.compare.attention[1].session is st.session("B")
+
+
+def _until_cancelled(progress, cancel):
+    """A long job: reports progress until its cancel flag rises (then says so)."""
+    import time
+
+    from gpt2viz.core.patching import Cancelled
+
+    for i in range(100000):
+        if cancel():
+            raise Cancelled()
+        progress(i, 100000)
+        time.sleep(0.01)
+    return "finished"
+
+
+def test_a_new_request_or_closing_the_window_cancels_a_long_job(qtbot, win):
+    st = win.state
+    done = []
+    st.sigJobDone.connect(lambda ch, r: done.append((ch, r)))
+    st.run_job("causal", _until_cancelled)
+    st.step()  # a model request: the job stops at its next check, then the step runs
+    qtbot.waitUntil(lambda: bool(done) and not st.busy, timeout=30000)
+    assert done == [("causal", None)] and len(st.history.tokens) == 7
+    st.run_job("patching", _until_cancelled)
+    qtbot.wait(100)
+    win.close()  # would wait forever for the worker if closing did not cancel the job
+    assert not st._thread.isRunning() and "patching" not in st.session("A").analyses
