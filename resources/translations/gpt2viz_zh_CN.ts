@@ -1948,7 +1948,7 @@ pos {position}</source>
     </message>
     <message>
         <source>{token} #{rank} Δ{delta:+.0%}</source>
-        <translation>{token} 第{rank}名 Δ{delta:+.0%}</translation>
+        <translation>{token} #{rank} Δ{delta:+.0%}</translation>
     </message>
     <message>
         <source>‖x‖ {norm:.1f}</source>
