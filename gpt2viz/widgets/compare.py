@@ -116,6 +116,23 @@ class CompareDock(Retranslating, QWidget):
             for v in pair:
                 split.addWidget(v)
             self.tabs.addTab(split, "")
+        # the differences B − A (same token count only): the lens for A's top tokens, the selected head's pattern
+        from gpt2viz.widgets.analysis import Heatmap
+
+        self.diff_lens, self.diff_att = Heatmap(), Heatmap()
+        self.diff_note = QLabel()
+        self.diff_note.setWordWrap(True)
+        diff = QWidget()
+        dl = QVBoxLayout(diff)
+        dl.addWidget(self.diff_note)
+        row = QHBoxLayout()
+        row.addWidget(self.diff_lens)
+        row.addWidget(self.diff_att)
+        dl.addLayout(row, 1)
+        self.tabs.addTab(diff, "")
+        self.tabs.currentChanged.connect(lambda _i: self.refresh_diff())
+        for sig in (state.sigHistory, state.sigSelection):
+            sig.connect(lambda _name: self.tabs.currentIndex() == 2 and self.refresh_diff())
         main = QSplitter(Qt.Horizontal)
         main.addWidget(self.bars)
         main.addWidget(self.tabs)
@@ -133,6 +150,30 @@ class CompareDock(Retranslating, QWidget):
         self.prompt.setPlaceholderText(self.tr("a second prompt, e.g. The capital of Germany is"))
         self.tabs.setTabText(0, self.tr("Logit lens: A | B"))
         self.tabs.setTabText(1, self.tr("Attention: A | B"))
+        self.tabs.setTabText(2, self.tr("Differences B − A"))
+        self.refresh_diff()
+
+    def refresh_diff(self) -> None:
+        """Draw B − A of the lens (A's top tokens) and of A's selected head's pattern."""
+        from gpt2viz.core.viewmodels.compare import attention_difference, lens_difference
+
+        st = self.state
+        a, b = st.session("A"), st.sessions.get("B")
+        self.lens_diff = ld = lens_difference(a, b)
+        if ld is None:
+            self.diff_note.setText(self.tr("The differences need two texts of the same number of tokens."))
+            return
+        tok = st.model.tokenizer
+        sel = a.selection
+        self.att_diff = ad = attention_difference(a, b, sel.layer, min(sel.head, st.model.config.n_head - 1))
+        cols = [tok.token_display(t) for t in a.history.tokens[ld.cols[0]:]]
+        self.diff_lens.show_heat(ld, self.tr("logit lens: p_B − p_A of A's top token"),
+                                 [self.tr("embed")] + [str(L) for L in range(len(ld.rows) - 1)], cols)
+        toks = [tok.token_display(t) for t in a.history.tokens]
+        self.diff_att.show_heat(ad, self.tr("attention {layer}.{head}: B − A (±{lim:.2f})").format(
+            layer=sel.layer, head=sel.head, lim=ad.hi), toks, toks)
+        self.diff_note.setText(self.tr("Yellow: B larger; dark blue: A larger; the middle of the scale: equal. The head is the one selected in "
+                                       "A's attention view; the lens compares A's top token at every depth."))
 
     def run(self) -> None:
         """Run B's prompt (B's interventions, e.g. a patch, are cleared: they belong to the old text)."""

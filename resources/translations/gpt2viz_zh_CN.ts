@@ -199,6 +199,30 @@
         <source>Attention: A | B</source>
         <translation>注意力：A | B</translation>
     </message>
+    <message>
+        <source>Differences B − A</source>
+        <translation>差值 B − A</translation>
+    </message>
+    <message>
+        <source>The differences need two texts of the same number of tokens.</source>
+        <translation>差值需要两段词元数相同的文本。</translation>
+    </message>
+    <message>
+        <source>logit lens: p_B − p_A of A&apos;s top token</source>
+        <translation>Logit 透镜：A 的首选词元的 p_B − p_A</translation>
+    </message>
+    <message>
+        <source>embed</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>attention {layer}.{head}: B − A (±{lim:.2f})</source>
+        <translation>注意力 {layer}.{head}：B − A（±{lim:.2f}）</translation>
+    </message>
+    <message>
+        <source>Yellow: B larger; dark blue: A larger; the middle of the scale: equal. The head is the one selected in A&apos;s attention view; the lens compares A&apos;s top token at every depth.</source>
+        <translation>黄色：B 更大；深蓝：A 更大；色标中间：相等。注意力头是 A 的注意力视图中选中的那个；透镜比较的是 A 在每个深度的首选词元。</translation>
+    </message>
 </context>
 <context>
     <name>DetailTabs</name>

@@ -46,6 +46,11 @@ def test_patching_with_b_equal_to_a_has_zero_effect_everywhere(qtbot, win):
     np.testing.assert_allclose(sm.prob, sm.clean_prob, rtol=1e-5)
     np.testing.assert_allclose(sm.heat.values, 0.0, atol=1e-6)
     assert seen and seen[-1][1] == seen[-1][2] and win.analysis.patching.progress.value() == seen[-1][2]
+    # the compare dock's differences B − A are zero too
+    win.compare.tabs.setCurrentIndex(2)
+    np.testing.assert_allclose(win.compare.lens_diff.values, 0.0, atol=1e-6)
+    d = win.compare.att_diff.values
+    np.testing.assert_allclose(d[np.isfinite(d)], 0.0, atol=1e-6)
 
 
 def test_patching_table_matches_the_engine_and_a_cell_opens_its_patched_run(qtbot, win):
@@ -146,6 +151,18 @@ def test_compare_paired_bars_are_each_sessions_numbers(qtbot, win):
     assert [c.text() for c in win.compare.strip_b.chips][3] == "\u2423Germany"
     assert len(win.compare.strip_a.chips) == len(st.history.tokens)
     assert win.compare.lens[1].session is st.session("B") and win.compare.attention[1].session is st.session("B")
+    # differences: none while the token counts differ (A has a generated token), then B's lens probability of
+    # A's top token minus A's, at the last position and depth
+    win.compare.tabs.setCurrentIndex(2)
+    assert win.compare.lens_diff is None and "same number of tokens" in win.compare.diff_note.text()
+    st.reset()
+    wait_idle(qtbot, st)
+    from gpt2viz.core.analysis import lens_probabilities
+
+    pos = len(st.history.tokens) - 1
+    la, lb = lens_probabilities(st.session("A").lens(pos)), lens_probabilities(st.session("B").lens(pos))
+    top = int(np.argmax(la[-1]))
+    assert win.compare.lens_diff.values[-1, -1] == pytest.approx(lb[-1, top] - la[-1, top])
 
 
 def _until_cancelled(progress, cancel):

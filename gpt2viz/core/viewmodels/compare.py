@@ -148,3 +148,37 @@ def causal_summary(trace, ids) -> CausalSummary:
     return CausalSummary(tuple(heats), tuple(int(t) for t in ids), tuple(trace.subject), trace.target,
                          trace.clean_prob, trace.corrupt_prob, {k: trace.best(k) for k in trace.prob},
                          trace.noise, trace.samples, trace.window, trace.ms)
+
+
+def attention_difference(a: Session, b: Session, layer: int, head: int) -> HeatmapSummary | None:
+    """B's attention pattern minus A's for one head ([query, key], future NaN); None unless both ran and
+    their texts have the same number of tokens (the cells must mean the same positions)."""
+    from gpt2viz.core.analysis import attention_matrices
+
+    if a.history is None or b is None or b.history is None or len(a.history.tokens) != len(b.history.tokens):
+        return None
+    ma, _ = attention_matrices(a.history, layer, "pattern", 10**9)
+    mb, _ = attention_matrices(b.history, layer, "pattern", 10**9)
+    d = mb[head] - ma[head]
+    lim = float(np.nanmax(np.abs(d))) if np.isfinite(d).any() else 0.0
+    lim = max(lim, 1e-6)
+    ids = tuple(int(t) for t in a.history.tokens)
+    return HeatmapSummary(f"attention {layer}.{head}", d, ids, ids, -lim, lim, "position", "position")
+
+
+def lens_difference(a: Session, b: Session) -> HeatmapSummary | None:
+    """How much of A's top token B's run gives at every depth and position: p_B(top_A) − p_A(top_A),
+    [depth, position] (row 0 = embeddings); None unless both texts have the same number of tokens."""
+    from gpt2viz.core.analysis import lens_probabilities
+    from gpt2viz.core.viewmodels.lens import lens_grid
+
+    if a.history is None or b is None or b.history is None or len(a.history.tokens) != len(b.history.tokens):
+        return None
+    ga = lens_grid(a)
+    rows = np.arange(ga.tops.shape[0])
+    diff = np.zeros(ga.tops.shape)
+    for c, pos in enumerate(ga.positions):
+        pa, pb = lens_probabilities(a.lens(pos)), lens_probabilities(b.lens(pos))
+        top = ga.tops[:, c]
+        diff[:, c] = pb[rows, top] - pa[rows, top]
+    return HeatmapSummary("lens", diff, tuple(range(len(rows))), tuple(ga.positions), -1.0, 1.0, "layer", "position")

@@ -172,14 +172,9 @@ def compare_lens_figure(ctx: Ctx) -> Figure:
         grid_panel(p, QRectF(r.left(), r.top(), w, h), th, cbs, ga, translate("Figures", "A"))
         grid_panel(p, QRectF(r.left() + w + 20, r.top(), w, h), th, cbs, gb, translate("Figures", "B"))
         if same:  # the difference: how much of A's top token B's run still gives, depth by depth
-            from gpt2viz.core.analysis import lens_probabilities
+            from gpt2viz.core.viewmodels.compare import lens_difference
 
-            diff = np.zeros(ga.tops.shape)
-            for c, pos in enumerate(ga.positions):
-                pa = lens_probabilities(ctx.session.lens(pos))
-                pb = lens_probabilities(b.lens(pos))
-                ids = ga.tops[:, c]
-                diff[:, c] = pb[np.arange(n_rows), ids] - pa[np.arange(n_rows), ids]
+            diff = lens_difference(ctx.session, b).values
             xt = [(c, f"{pos} {ctx.show(a)}/{ctx.show(bb)}" if a != bb else f"{pos} {ctx.show(a)}")
                   for c, (pos, a, bb) in enumerate(zip(ga.positions, ga.tokens, gb.tokens))]
             yt = [(0, translate("Figures", "embed"))] + [(k, str(k - 1)) for k in range(1, n_rows)]
