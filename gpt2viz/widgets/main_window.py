@@ -88,14 +88,9 @@ class MainWindow(Retranslating, QMainWindow):
         self.journey_dock.setMinimumWidth(340)
         self.addDockWidget(Qt.RightDockWidgetArea, self.journey_dock)
         self.journey_dock.hide()
-        from gpt2viz.widgets.analysis import AnalysisTabs
-
-        self.analysis = AnalysisTabs(state)
-        self.analysis.patching.sigOpenPatched.connect(lambda: self.open_compare())
-        self.analysis.causal.export_btn.clicked.connect(lambda: self.export_view("causal-trace"))
+        self._analysis = None  # the patching / causal-trace views, built when first opened (a faster start)
         self.analysis_dock = QDockWidget(self)
         self.analysis_dock.setObjectName("analysis")
-        self.analysis_dock.setWidget(self.analysis)
         self.addDockWidget(Qt.BottomDockWidgetArea, self.analysis_dock)
         self.analysis_dock.hide()
         self.compare: "CompareDock | None" = None
@@ -189,6 +184,18 @@ class MainWindow(Retranslating, QMainWindow):
         dock.raise_()
         if first:  # the analyses need room: about half the window's height
             self.resizeDocks([dock], [int(self.height() * 0.48)], Qt.Vertical)
+
+    @property
+    def analysis(self):
+        """The Analysis dock's tabs (patching, causal trace), built on first use."""
+        if self._analysis is None:
+            from gpt2viz.widgets.analysis import AnalysisTabs
+
+            self._analysis = a = AnalysisTabs(self.state)
+            a.patching.sigOpenPatched.connect(lambda: self.open_compare())
+            a.causal.export_btn.clicked.connect(lambda: self.export_view("causal-trace"))
+            self.analysis_dock.setWidget(a)
+        return self._analysis
 
     def open_analysis(self, tab: int = 0) -> None:
         """Show the patching (0) or causal-trace (1) view."""
@@ -419,9 +426,9 @@ class MainWindow(Retranslating, QMainWindow):
                 return "chart"
             if w is self.pipeline:
                 return "pipeline"
-            if w is self.analysis.patching:
+            if self._analysis is not None and w is self._analysis.patching:
                 return "patching"
-            if w is self.analysis.causal:
+            if self._analysis is not None and w is self._analysis.causal:
                 return "causal-trace"
             if self.compare is not None and w is self.compare:
                 return "compare-chart"
