@@ -285,6 +285,7 @@ class CausalPanel(_JobPanel):
         state.sigSelection.connect(lambda name: name == "A" and self._show_subject())
         state.sigHistory.connect(lambda name: name == "A" and self._show_subject())
         self.retranslate()
+        self._show_subject()  # built after tokens were Shift+clicked: show them at once
 
     def retranslate(self) -> None:
         for lbl, text in zip(self.labels, (self.tr("Subject"), self.tr("Target"), self.tr("Noise ×σ"),
