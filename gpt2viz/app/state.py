@@ -40,6 +40,7 @@ class AppState(QObject):
     sigBusy = Signal(bool)
     sigError = Signal(str)
     sigPlaying = Signal(bool)
+    sigProgress = Signal(str, int, int)  # session, prompt positions prefilled, of total (long prompts, in chunks)
 
     # queued calls into the worker thread
     _toLoad = Signal(int, str, str)
@@ -71,6 +72,7 @@ class AppState(QObject):
         self.worker.sigResult.connect(self._on_result)
         self.worker.sigFailed.connect(self._on_failed)
         self.worker.sigSkipped.connect(lambda _req, _s: self._done())
+        self.worker.sigProgress.connect(self._on_progress)
         self._thread.start()
 
         # Auto-step is paced from each result's arrival (single shot), never by a free-running timer:
@@ -165,9 +167,19 @@ class AppState(QObject):
             self._toBack.emit(self._next(session), session)
 
     def reset(self, session: str = "A") -> None:
+        """Back to the state right after the prompt; a prefill still running is cancelled first."""
         self.pause()
         if self.sessions[session].history is not None:
-            self._toReset.emit(self._next(session), session)
+            # a barrier: a long prefill in progress stops at its next chunk (the generator keeps its state)
+            self._toReset.emit(self._next(session, barrier=True), session)
+        else:
+            self.cancel(session)
+
+    def cancel(self, session: str = "A") -> None:
+        """Drop the session's queued and running work; a long prefill stops at its next chunk."""
+        self._req += 1
+        self._accept_from[session] = self._req
+        self.worker.supersede(session, self._req)
 
     def play(self) -> None:
         """Auto-step session A at the pace set by :meth:`set_pace`."""
@@ -242,6 +254,10 @@ class AppState(QObject):
         self._flush.stop()
         self.sigHistory.emit(session)
         self._last_emit = time.perf_counter()
+
+    def _on_progress(self, req: int, session: str, done: int, total: int) -> None:
+        if self._live(req, session) is not None:
+            self.sigProgress.emit(session, done, total)
 
     def _on_failed(self, req: int, session: str, message: str) -> None:
         self._done()

@@ -15,7 +15,8 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
 
 from gpt2viz.core.analysis import lens_at, lens_top
-from gpt2viz.core.runtime import Model
+from gpt2viz.core import runtime
+from gpt2viz.core.runtime import Cancelled, Model
 from gpt2viz.core.stepper import Generator, History
 from gpt2viz.core.weights import Weights
 
@@ -37,9 +38,10 @@ class InferenceWorker(QObject):
     sigModelLoaded = Signal(int, str, object)  # request, session, (Model, Weights)
     sigResult = Signal(int, str, object)  # request, session, Result
     sigFailed = Signal(int, str, str)  # request, session, message for the user
-    sigSkipped = Signal(int, str)  # request that needed no work (superseded, or nothing to undo)
+    sigSkipped = Signal(int, str)  # request that needed no work (superseded, cancelled, or nothing to undo)
     # Every request is answered by exactly one of these four signals: the state counts answers to
     # know when the worker is idle.
+    sigProgress = Signal(int, str, int, int)  # request, session, positions prefilled, of total (long prompts)
 
     def __init__(self):
         super().__init__()
@@ -120,11 +122,24 @@ class InferenceWorker(QObject):
 
     @Slot(int, str, str, object)
     def start(self, req: int, session: str, text: str, interventions) -> None:
-        """Tokenize and prefill ``text``. ``interventions`` (a tuple) is forwarded once the engine has them."""
+        """Tokenize and prefill ``text``. ``interventions`` (a tuple) is forwarded once the engine has them.
+
+        A long prompt runs in chunks (``runtime.CHUNK`` positions), reporting each through sigProgress; a
+        newer prompt, model, Reset or shutdown (anything that supersedes this request) cancels it at
+        the next chunk, and the generator keeps its previous state.
+        """
         def go():
             gen = self._gen(session)
             t0 = time.perf_counter()
-            gen.start(gen.model.tokenizer.encode(text))
+            ids = gen.model.tokenizer.encode(text)
+            if len(ids) > runtime.CHUNK:  # it will run in chunks: show the bar from the start
+                self.sigProgress.emit(req, session, 0, len(ids))
+            try:
+                gen.start(ids, progress=lambda done, total: self.sigProgress.emit(req, session, done, total),
+                          cancel=lambda: self._stale(session, req))
+            except Cancelled:
+                self.sigSkipped.emit(req, session)
+                return
             self._emit(req, session, (time.perf_counter() - t0) * 1000, True)
         self._guard(req, session, go)
 
