@@ -143,6 +143,329 @@
     </message>
 </context>
 <context>
+    <name>Figures</name>
+    <message>
+        <source>Every panel uses the same scale ({lo:.3g} … {hi:.3g}).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The path of {token} (position {pos}) through {model}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each box is one stage the token passes through, with its live numbers; the outlined one is explained below.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>probability of being the next token (%)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  (model {p:.1%})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>model&apos;s own probability</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>after the sampling settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>★ what a step takes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next token after position {pos}: {n} of {v} tokens kept, entropy {e:.2f} nats</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings: temperature {t:g}, top-k {k}, top-p {p:g}, seed {s}. ✕ = cut by top-k / top-p.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation type="unfinished">关闭</translation>
+    </message>
+    <message>
+        <source>position</source>
+        <translation type="unfinished">位置</translation>
+    </message>
+    <message>
+        <source>id</source>
+        <translation type="unfinished">id</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation type="unfinished">词元</translation>
+    </message>
+    <message>
+        <source>bytes (hex)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kind</source>
+        <translation type="unfinished">类型</translation>
+    </message>
+    <message>
+        <source>generated</source>
+        <translation type="unfinished">生成</translation>
+    </message>
+    <message>
+        <source>prompt</source>
+        <translation type="unfinished">提示词</translation>
+    </message>
+    <message>
+        <source> · partial character</source>
+        <translation type="unfinished"> · 不完整字符</translation>
+    </message>
+    <message>
+        <source>{n} tokens for {b} bytes of UTF-8 (context {n}/{c})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A leading space belongs to the token (␣). [i-j/n] marks bytes i..j of an n-byte character.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> The table shows the newest {k} tokens.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>value of the dimension</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nearest tokens to {t} (cosine, unembedding directions):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>token ‖{n:.2f}‖</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position ‖{n:.2f}‖</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sum ‖{n:.2f}‖</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>dimension (0 … {e})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Embedding of {t} (id {id}) at position {pos}: token + position = the residual entering block 0</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{e} numbers per vector; blue negative, red positive, one symmetric scale.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attention weight (0–1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>score q·k/√d (logit units)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head {h} · {e:.2f} nats</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rows are queries (the token reading), columns keys (the token read); grey cells are the future, masked. Entropy at the selected query in nats (0 = one key takes all).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> The newest {k} of {n} positions are drawn.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention in block {L}: every head, query × key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>block {L}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{q} (position {pos}) reads, head {h}: </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>key (position, token)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>query (position, token)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head {h}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Block {L}, head {h}: {what}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attention weights, after softmax</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attention scores, before softmax</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>block {L}, head {h}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rows are queries, columns keys; grey cells are the future, masked.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>neuron (0 … {n})</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>activation (after GELU)</source>
+        <translation type="unfinished">激活值（GELU 之后）</translation>
+    </message>
+    <message>
+        <source>Biggest writers (neuron: activation, × ‖value‖)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The whole MLP output, read by the unembedding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>promotes </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>suppresses </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Neuron {n}&apos;s value vector W_out[{n}] · W_U</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MLP of block {L} at position {pos} {t}: {n} neurons, {k} above {a}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Orange dots: the ten neurons that write the most (activation × norm of the value vector).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>probability</source>
+        <translation type="unfinished">概率</translation>
+    </message>
+    <message>
+        <source>embed</source>
+        <translation type="unfinished">嵌入</translation>
+    </message>
+    <message>
+        <source>position (token there)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>depth</source>
+        <translation type="unfinished">深度</translation>
+    </message>
+    <message>
+        <source>depth (0 = embeddings, then after each block)</source>
+        <translation type="unfinished">深度（0 = 嵌入，之后逐模块）</translation>
+    </message>
+    <message>
+        <source>{t} at position {pos}: probability (rank) by depth</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Logit lens: what the residual stream would predict after every block</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each cell: the top token if the model stopped there (final LayerNorm + unembedding applied early) and, as colour, its probability; the top row is the real output. #k = rank of the target.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>norm (‖x‖₂)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>residual after</source>
+        <translation type="unfinished">之后的残差</translation>
+    </message>
+    <message>
+        <source>attention adds</source>
+        <translation type="unfinished">注意力加入</translation>
+    </message>
+    <message>
+        <source>MLP adds</source>
+        <translation type="unfinished">前馈网络加入</translation>
+    </message>
+    <message>
+        <source>depth (embed = embeddings, then after each block)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cosine to final</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The residual stream at position {pos} {t}: its size and direction by depth</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Top: the norm after each block and of what that block&apos;s attention and MLP added. Bottom: cosine to the final residual (1 = same direction).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position (token)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>depth (n = after block n−1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pushed the target up</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pulled it down</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How “{what}” got its logit at position {pos}: direct contributions by layer and position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Logit {logit:.3f} = the parts + final LayerNorm bias {bias:+.3f}. Edge width ∝ √|contribution|; {dropped} parts at or under {th:.1%} of the total hidden (the kept ones are {kept:.0%}). Largest source: {head}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>direct contribution to the logit (logit units)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What pushed “{what}” at position {pos} (and what pulled it down)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Direct logit attribution: each part&apos;s write into the residual, read by the final LayerNorm (scale frozen) and the unembedding. Logit {logit:.3f}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>Journey</name>
     <message>
         <source>“{token}”</source>
@@ -490,6 +813,30 @@
         <translation>未找到可显示汉字的字体：中日韩文字和词元会显示成方框。请安装一种 CJK 字体（Debian/Ubuntu：fonts-noto-cjk）。</translation>
     </message>
     <message>
+        <source>&amp;Report… (the next token&apos;s whole journey, PDF or HTML)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Dark &amp;figures</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the journey report</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PDF document (*.pdf);;HTML page (*.html)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Writing the report…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>saved {0}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <source>Export {view} as PNG or SVG…</source>
         <translation>将“{view}”导出为 PNG 或 SVG…</translation>
     </message>
@@ -560,6 +907,14 @@
     <message>
         <source>saved {npz} and {json}</source>
         <translation>已保存 {npz} 和 {json}</translation>
+    </message>
+    <message>
+        <source>reading the prompt: {done} / {total} tokens</source>
+        <translation>正在读取提示：{done} / {total} 个词元</translation>
+    </message>
+    <message>
+        <source>A long prompt is read in chunks; Reset or a new prompt cancels it</source>
+        <translation>长提示分块读取；“重置”或新的提示会取消它</translation>
     </message>
     <message>
         <source>no model</source>
@@ -783,6 +1138,161 @@ Without network: download &apos;openai-community/gpt2&apos; (config.json, model.
     </message>
 </context>
 <context>
+    <name>Report</name>
+    <message>
+        <source>Tokens: the text becomes numbers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Embeddings: a vector per token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Position: where the token stands</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention: reading the earlier tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MLP: the neurons write</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The residual stream: the sum every block writes into</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Logit lens: the prediction forming, block by block</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>LM head and softmax: a score and a probability for every token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sampling: the choice</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>KV cache: what the next step reuses</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Who wrote the answer: direct logit attribution</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The prompt “{prompt}” is {n_bytes} bytes of UTF-8; byte-pair encoding cuts it into {n_tokens} tokens, each an id in a vocabulary of {vocab} (a leading space belongs to the token). The token whose next token this report follows is {token} at position {position}. The model reads at most {n_positions} tokens.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{token} (id {token_id}) is looked up in a table of {vocab} learned vectors of {n_embd} numbers; its vector has norm {embed_norm}. Its nearest tokens by cosine: {nearest}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>GPT-2 has no notion of order except a second table: one learned vector per position. The vector of position {position} (norm {pos_norm}) is added to the token&apos;s; their sum (norm {sum_norm}) starts the residual stream. Cosine between the token and position vectors: {cos_tp}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each of the {n_layer} blocks has {n_head} attention heads; a head lets {token} read earlier tokens and copy from them. The figure shows block {layer}, where head {head} is the most focused: {weight} of its attention goes to {key_token} (position {key}). Block by block: {blocks}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>After attention, each block&apos;s MLP of {d_mlp} neurons reads the residual and writes into it. The figure shows block {layer}, whose MLP writes the most here (norm {mlp_norm}); {n_active} of its neurons fire above {active}. Its output, read by the unembedding, promotes {promotes}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The residual stream carries the token through the model: every attention and MLP adds to it. Its norm grows from {first_norm} after the embeddings to {last_norm} after the last block; its direction is within cosine {cos_half} of the final one by block {half_block}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Read out early (final LayerNorm + unembedding after each block), the residual already predicts {final_token} from depth {settled} on; after the last block its probability is {final_prob}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The final LayerNorm rescales the residual (norm {ln_in} → {ln_out}); the LM head multiplies it by the {vocab} token embeddings again (tied weights) to score every possible next token: {top_logits}. Softmax turns the scores into probabilities that sum to 1: {top_probs}. Entropy {entropy} nats (0 = certain, {max_entropy} = uniform).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>With temperature {temperature}, top-k {top_k}, top-p {top_p} and seed {seed}, {n_kept} candidates remain and the next step takes {chosen}: {p_final} after the settings, {p_raw} as the model gave it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>To take that step the model does not rerun the whole text: every block keeps the keys and values of every earlier position ({n_layer} layers × 2 × {n_tokens} positions × {n_embd} numbers = {kv_mb} MB). The step runs only {chosen} through the path above and appends its keys and values; the context holds {n_tokens} of {n_positions} positions.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The logit of {target} ({logit}) split into what each part of the model wrote directly (final LayerNorm scale frozen at the real residual). Largest source: {headline}. Top parts: {parts}.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The life of the next token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A gpt2viz report: one token traced through GPT-2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation type="unfinished">提示词</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation type="unfinished">模型</translation>
+    </message>
+    <message>
+        <source>{params} parameters · {n_layer} layers × {n_head} heads · {n_embd} wide · context {n_positions}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Date</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next token</source>
+        <translation type="unfinished">下一个词元</translation>
+    </message>
+    <message>
+        <source>Generated before this step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reproducibility</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model files (sha256)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gpt2viz version</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Command</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Interventions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Contents</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>ResidualView</name>
     <message>
         <source>norm</source>
@@ -886,6 +1396,14 @@ Without network: download &apos;openai-community/gpt2&apos; (config.json, model.
     <message>
         <source>position {value}</source>
         <translation>位置 {value}</translation>
+    </message>
+    <message>
+        <source>interventions: {list}</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>{view}: every layer of {model}</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
