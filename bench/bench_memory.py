@@ -88,8 +88,9 @@ def app(folder: str, n: int, data: bool = False) -> None:
     wait(lambda: state.history is not None and not state.busy)
     assert len(state.history.tokens) == n, len(state.history.tokens)
     t_prompt = time.perf_counter() - t0
-    state.step()
-    wait(lambda: len(state.history.tokens) == n + 1 and not state.busy)
+    if n < state.model.config.n_positions:  # and one cached step, when the context has room
+        state.step()
+        wait(lambda: len(state.history.tokens) == n + 1 and not state.busy)
     n_layer = state.model.config.n_layer
     for name, view in win.detail.views.items():
         win.detail.setCurrentWidget(view)
