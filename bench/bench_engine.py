@@ -259,7 +259,7 @@ def bench_long(a) -> None:
             gaps.append(max(b - a for a, b in zip(marks, marks[1:])))
 
         contenders = {"A app prefill (everything shown, chunked)": app_prefill,
-                      "A1 the same in one call": lambda: model.run(ids),
+                      "A1 the same in one call": lambda: model.run(ids, chunk=0),
                       "B logits only": lambda: model.run(ids, hooks=[]),
                       "C transformers eager + hidden + attn": torch_eager}
         times = {k: [] for k in contenders}
