@@ -19,7 +19,7 @@ if [ -x "$SHOT" ]; then
 fi
 
 export QT_QPA_PLATFORM=offscreen
-python scripts/view_screenshots.py --out docs/views >/dev/null
+python scripts/view_screenshots.py --out docs/views --layer 1 --head 3 >/dev/null
 for v in attention lens chart; do g snapshot --prompt "$P" --view "$v" --layer 1 --head 3 --scale 2 --out "docs/exports/$v.png" --force; done
 tmp=$(mktemp -d)
 g snapshot --prompt "$P" --view attention --all-layers --out "$tmp/all" --force
