@@ -33,7 +33,7 @@ def make_checkpoint(folder: Path, seed: int = 0, **config) -> Path:
     torch.manual_seed(seed)
     # A wide init makes attention patterns and MLP activations far from uniform, so a wrong
     # hook cannot hide behind near-constant values.
-    cfg = GPT2Config(vocab_size=50257, initializer_range=0.2, **config)
+    cfg = GPT2Config(**{"vocab_size": 50257, "initializer_range": 0.2, **config})
     model = GPT2LMHeadModel(cfg).eval()
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder, safe_serialization=True)

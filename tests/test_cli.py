@@ -152,3 +152,26 @@ def test_patch_unequal_lengths_exit_2_with_both_tokenisations(capsys, tiny_model
 def test_export_upgrade_refuses_a_current_folder(capsys, tiny_model_dir):
     code, _, err = run_cli(capsys, "export", str(tiny_model_dir), "--upgrade")
     assert code == 2 and "already format version 2" in err and len(err.strip().splitlines()) == 1
+
+
+def test_run_json_first_ms_is_the_prefills_forward_time(capsys, monkeypatch, exported):
+    """Line 1's ``ms`` is the prompt's forward call, each later line's the step before it (issue 11)."""
+    import time
+
+    from gpt2viz.core import runtime
+
+    real = runtime.Model.run
+    slow = {"prefill": 0.25, "step": 0.0}
+
+    def run(self, ids, past=None, **kw):
+        time.sleep(slow["prefill"] if past is None else slow["step"])
+        return real(self, ids, past, **kw)
+
+    monkeypatch.setattr(runtime.Model, "run", run)
+    code, out, _ = run_cli(capsys, "run", "--prompt", "The capital of France is", "--model", str(exported["l3h4e32"]),
+                           "--steps", "3", "--temperature", "0", "--json")
+    steps = [json.loads(x) for x in out.splitlines()]
+    assert code == 0 and len(steps) == 3
+    assert steps[0]["ms"] >= 250  # the prefill's time, not a step's
+    assert all(s["ms"] < 250 for s in steps[1:])
+    assert [s["ms"] for s in steps[1:]] == [s["elapsed_ms"] for s in steps[:-1]]

@@ -44,6 +44,7 @@ class AppState(QObject):
     sigInterventions = Signal(str)  # the interventions of a session changed (the re-run follows as sigHistory)
     sigJobProgress = Signal(str, int, int)  # job channel, done, total
     sigJobDone = Signal(str, object)  # job channel, result (None: cancelled or failed)
+    sigProgress = Signal(str, int, int)  # session, prompt positions prefilled, of total (long prompts, in chunks)
 
     # queued calls into the worker thread
     _toLoad = Signal(int, str, str)
@@ -179,9 +180,19 @@ class AppState(QObject):
             self._toBack.emit(self._next(session), session)
 
     def reset(self, session: str = "A") -> None:
+        """Back to the state right after the prompt; a prefill still running is cancelled first."""
         self.pause()
         if self.sessions[session].history is not None:
-            self._toReset.emit(self._next(session), session)
+            # a barrier: a long prefill in progress stops at its next chunk (the generator keeps its state)
+            self._toReset.emit(self._next(session, barrier=True), session)
+        else:
+            self.cancel(session)
+
+    def cancel(self, session: str = "A") -> None:
+        """Drop the session's queued and running work; a long prefill stops at its next chunk."""
+        self._req += 1
+        self._accept_from[session] = self._req
+        self.worker.supersede(session, self._req)
 
     # ---- interventions ----------------------------------------------------------------------------
     def set_interventions(self, interventions, session: str = "A") -> None:
@@ -297,7 +308,11 @@ class AppState(QObject):
         return bool(self.jobs)
 
     def _on_progress(self, req: int, channel: str, done: int, total: int) -> None:
-        if self.jobs.get(channel) == req:
+        # one worker signal for both kinds of progress: a session's long prefill, or a job's graph calls
+        if channel in self.sessions:
+            if self._live(req, channel) is not None:
+                self.sigProgress.emit(channel, done, total)
+        elif self.jobs.get(channel) == req:
             self.sigJobProgress.emit(channel, done, total)
 
     def _finish_job(self, req: int, channel: str, result) -> bool:

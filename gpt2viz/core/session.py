@@ -17,6 +17,10 @@ from gpt2viz.core.sampling import Distribution, SamplingSettings, pick
 from gpt2viz.core.stepper import History, context_full
 
 
+# The newest positions the lens grid shows; their lens columns are computed together (Session._fill_lens).
+LENS_WINDOW = 16
+
+
 class StageKind(enum.Enum):
     """The kinds of stage a token passes, in order."""
 
@@ -249,20 +253,41 @@ class Session:
 
     def lens(self, position: int) -> np.ndarray:
         """Logit lens [n_layer + 1, V] at ``position`` (the newest one usually comes from the worker)."""
-        from gpt2viz.core.analysis import lens_at
-
-        # causal: the lens at a position depends on the tokens up to it and the interventions in force
-        key = (self.history.tokens[: position + 1], self.history.current.interventions)
+        key = self._lens_key(position)
         if key in self._lens_cache:
             self._lens_cache.move_to_end(key)
             return self._lens_cache[key]
-        return self._remember(self._lens_cache, key, lens_at(self.history, self.weights, self.n_layer, position), 8)
+        self._fill_lens(position)
+        return self._lens_cache[key]
 
     def lens_tops(self, position: int) -> tuple[np.ndarray, np.ndarray]:
         """Top token and its probability at every depth for ``position``."""
-        from gpt2viz.core.analysis import lens_top
-
-        key = (self.history.tokens[: position + 1], self.history.current.interventions)
+        key = self._lens_key(position)
         if key not in self._tops_cache:
-            self._remember(self._tops_cache, key, lens_top(self.lens(position)), 4096)
+            self._fill_lens(position)
         return self._tops_cache[key]
+
+    def _lens_key(self, position: int) -> tuple:
+        # causal: the lens at a position depends on the tokens up to it and the interventions in force
+        return self.history.tokens[: position + 1], self.history.current.interventions
+
+    def _fill_lens(self, position: int) -> None:
+        """The lens at ``position`` and, in the same onnxruntime call, every newest position lacking one.
+
+        While auto-stepping, views redraw a few times a second and each redraw finds several new
+        positions: whichever view asks first (pipeline, lens grid, target path) computes them all at once,
+        so the grid's columns never cost one call each.
+        """
+        from gpt2viz.core.analysis import lens_many, lens_top
+
+        n = len(self.history.tokens)
+        todo = [position] + [p for p in range(max(0, n - LENS_WINDOW), n)
+                             if p != position and self._lens_key(p) not in self._tops_cache]
+        lenses = lens_many(self.history, self.weights, self.n_layer, todo)  # [k, L + 1, V]
+        top, prob = lens_top(lenses.reshape(-1, lenses.shape[-1]))
+        rows = lenses.shape[1]
+        for i, (p, lens) in enumerate(zip(todo, lenses)):
+            key = self._lens_key(p)
+            self._remember(self._tops_cache, key, (top[i * rows:(i + 1) * rows], prob[i * rows:(i + 1) * rows]), 4096)
+            if p in (position, n - 1):  # the full rows only where views read them (target path, pipeline)
+                self._remember(self._lens_cache, key, np.array(lens), 8)

@@ -1,5 +1,5 @@
-"""Read the model's own parameters out of its ONNX file, for analyses that need weights
-(the logit lens needs the final LayerNorm and the unembedding).
+"""Read the model's own parameters out of its ONNX file, for analyses that need weights, and run the
+model's own final LayerNorm + LM head on any residual vectors (the logit lens).
 
 optimum names initializers after the PyTorch parameters (`transformer.wte.weight`); parameters with
 identical values may be stored once and re-exposed by `Identity` nodes, which are followed here.
@@ -37,7 +37,23 @@ class Weights:
         for node in m.graph.node:  # deduplicated parameters: out = Identity(stored)
             if node.op_type == "Identity" and node.input[0] in table and node.output[0] not in table:
                 table[node.output[0]] = table[node.input[0]]
+        self._lens_session = self._open_lens(m)  # while the graph is in memory (reading it again costs seconds)
         return table
+
+    @staticmethod
+    def _open_lens(m):
+        import onnxruntime as ort
+
+        from gpt2viz.core.ondemand import lens_graph
+
+        try:
+            blob = lens_graph(m)
+        except (KeyError, ValueError):  # a graph whose head is not LayerNorm -> MatMul: numpy does it
+            return None
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as the model's (runtime.py)
+        return ort.InferenceSession(blob, opts, providers=["CPUExecutionProvider"])
 
     def get(self, name: str) -> np.ndarray:
         """A parameter by its PyTorch name, e.g. ``transformer.ln_f.weight``."""
@@ -72,4 +88,18 @@ class Weights:
     def unembed(self, x: np.ndarray) -> np.ndarray:
         """Logits [..., V] of final-LayerNormed vectors [..., E]."""
         return np.asarray(x, dtype=np.float32) @ self.W_U.T
+
+    def lens(self, resid: np.ndarray) -> np.ndarray:
+        """Logits [..., V] the model would give residual vectors [..., E]: its final LayerNorm and LM head.
+
+        Run by onnxruntime on the graph's own nodes (:func:`gpt2viz.core.ondemand.lens_graph`), all rows in
+        one call; float32 like the model's logits.
+        """
+        x = np.asarray(resid, dtype=np.float32)
+        self._table  # noqa: B018 - opens the lens session with the parameters
+        if self._lens_session is None:
+            return self.unembed(self.ln_final(x))
+        flat = np.ascontiguousarray(x.reshape(-1, x.shape[-1]))
+        out = self._lens_session.run(["lens"], {"resid": flat})[0]
+        return out.reshape(*x.shape[:-1], out.shape[-1])
 

@@ -38,6 +38,10 @@ class StepControls(Retranslating, QWidget):
         lay.addStretch(1)
         state.sigPlaying.connect(lambda _on: self._play_text())
         state.sigHistory.connect(lambda _name: self._enable())
+        state.sigBusy.connect(lambda _busy: self._enable())
+        # Reset also cancels a long prompt still being read (even the first one, with nothing to reset to)
+        state.sigProgress.connect(lambda name, done, total: name == "A" and done < total
+                                  and self.reset_btn.setEnabled(True))
         self.retranslate()
         self._pace(self.pace.value())
         self._enable()

@@ -9,8 +9,8 @@ from pathlib import Path
 from PySide6.QtCore import QProcess, Qt
 from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
-                               QMainWindow,
-                               QMessageBox, QProgressDialog, QPushButton, QSplitter, QVBoxLayout, QWidget)
+                               QMainWindow, QMessageBox, QProgressBar, QProgressDialog, QPushButton, QSplitter,
+                               QVBoxLayout, QWidget)
 
 from gpt2viz.app import i18n
 from gpt2viz.app.settings import Settings
@@ -80,6 +80,11 @@ class MainWindow(Retranslating, QMainWindow):
         self.setCentralWidget(central)
         self.status = QLabel()
         self.statusBar().addPermanentWidget(self.status)
+        # A long prompt is read in chunks on the worker thread: how far it got (Reset or a new prompt cancels)
+        self.prefill_bar = QProgressBar()
+        self.prefill_bar.setMaximumWidth(260)
+        self.prefill_bar.hide()
+        self.statusBar().addPermanentWidget(self.prefill_bar)
         self.journey = JourneyPanel(state)
         self.journey.sigOpenView.connect(self.show_view)
         self.journey_dock = QDockWidget(self)
@@ -109,6 +114,7 @@ class MainWindow(Retranslating, QMainWindow):
         state.sigHistory.connect(lambda name: name == "A" and self._update_status())
         state.sigHistory.connect(lambda name: name == "A" and self._after_history())
         state.sigBusy.connect(self._on_busy)
+        state.sigProgress.connect(lambda name, done, total: name == "A" and self._on_progress(done, total))
         state.sigError.connect(self.show_error)
         self._fill_models()
         self._restore()
@@ -551,7 +557,17 @@ class MainWindow(Retranslating, QMainWindow):
 
     def _on_busy(self, busy: bool) -> None:
         self.run_btn.setText(self.tr("Running…") if busy else self.tr("Run"))
+        if not busy:
+            self.prefill_bar.hide()  # done, cancelled or failed
         self._update_status()
+
+    def _on_progress(self, done: int, total: int) -> None:
+        bar = self.prefill_bar
+        bar.setRange(0, total)
+        bar.setValue(done)
+        bar.setFormat(self.tr("reading the prompt: {done} / {total} tokens").format(done=done, total=total))
+        bar.setToolTip(self.tr("A long prompt is read in chunks; Reset or a new prompt cancels it"))
+        bar.setVisible(done < total)
 
     def _update_status(self) -> None:
         st = self.state

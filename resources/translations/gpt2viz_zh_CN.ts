@@ -1307,6 +1307,14 @@
         <translation>已保存 {npz} 和 {json}</translation>
     </message>
     <message>
+        <source>reading the prompt: {done} / {total} tokens</source>
+        <translation>正在读取提示词：{done} / {total} 个词元</translation>
+    </message>
+    <message>
+        <source>A long prompt is read in chunks; Reset or a new prompt cancels it</source>
+        <translation>长提示词分块读取；“重置”或新的提示词会取消它</translation>
+    </message>
+    <message>
         <source>no model</source>
         <translation>无模型</translation>
     </message>

@@ -113,3 +113,34 @@ def test_nearest_tokens_and_analogy(tiny_model_dir):
     cos = W @ v / (np.linalg.norm(W, axis=1) * np.linalg.norm(v))
     cos[[10, 20, 30]] = -np.inf
     assert [i for i, _ in res] == list(np.argsort(-cos)[:3])
+
+
+def test_lens_at_every_depth_is_transformers_ln_f_and_lm_head(exported, torch_models):
+    """Every row of the lens (onnxruntime on the graph's ln_f + lm_head) against transformers' own modules."""
+    from gpt2viz.core.analysis import lens_many
+
+    model = Model(exported["l3h4e32"])
+    h = _history(model, [464, 3139, 286, 4881, 318], steps=2)
+    w = Weights(model.folder / "model.onnx")
+    hf = torch_models["l3h4e32"]
+    with torch.no_grad():
+        out = hf(torch.tensor([list(h.tokens)]), output_hidden_states=True)
+        # hidden_states[L] is the residual before block L; the last entry is already after ln_f
+        ref = [hf.lm_head(hf.transformer.ln_f(s)) for s in out.hidden_states[:-1]] + [out.logits]
+    ref = torch.stack(ref, 2)[0].numpy()  # [P, L + 1, V]
+    positions = [1, 4, 6]
+    many = lens_many(h, w, 3, positions)
+    assert many.shape == (3, 4, 50257) and many.dtype == np.float32
+    for i, p in enumerate(positions):
+        np.testing.assert_allclose(many[i], ref[p], atol=1e-4 * np.abs(ref[p]).max())
+        np.testing.assert_array_equal(lens_at(h, w, 3, p), many[i])
+
+
+def test_lens_top_is_the_float64_softmax(exported):
+    from gpt2viz.core.analysis import lens_probabilities, lens_top
+
+    lens = np.random.default_rng(3).normal(scale=4, size=(5, 50257)).astype(np.float32)
+    top, prob = lens_top(lens)
+    p64 = lens_probabilities(lens)
+    assert top.tolist() == p64.argmax(1).tolist()
+    np.testing.assert_allclose(prob, p64.max(1), rtol=1e-6)

@@ -101,7 +101,7 @@ def test_chunked_prefill_equals_one_shot(exported, name, short_threshold, monkey
     monkeypatch.setattr(runtime, "CHUNK", 7)
     model = Model(exported[name])
     ids = _ids(model, model.config.n_positions - 2, seed=2)
-    one, c1 = model.run(ids)
+    one, c1 = model.run(ids, chunk=0)
     seen = []
     chunked, c2 = model.run(ids, progress=lambda done, total: seen.append((done, total)))
     assert seen == [(min(s + 7, len(ids)), len(ids)) for s in range(0, len(ids), 7)]

@@ -176,3 +176,23 @@ def test_embedding_residual_and_tokens_summaries(sess, hf):
     assert [row.id for row in t.rows] == list(sess.history.tokens)
     assert [row.generated for row in t.rows] == [False] * 5 + [True]
     sess.select_position(None)
+
+
+def test_lens_grid_columns_are_one_onnxruntime_call(exported, monkeypatch):
+    """A redraw that finds several new positions computes their lens together, once (issue 9, item 5)."""
+    from gpt2viz.core.analysis import lens_at, lens_top
+
+    s = make_session(exported["l3h4e32"], steps=6)
+    calls = []
+    real = type(s.weights).lens
+    monkeypatch.setattr(type(s.weights), "lens", lambda self, x: calls.append(x.shape) or real(self, x))
+    g = lens_grid(s)
+    assert len(calls) == 1 and calls[0][0] == len(g.positions)  # every column in one call
+    pipeline_summary(s)
+    lens_target(s)
+    lens_grid(s)
+    assert len(calls) == 1
+    for c, p in enumerate(g.positions):  # and each column is that position's own lens
+        top, prob = lens_top(lens_at(s.history, s.weights, 3, p))
+        assert g.tops[:, c].tolist() == top.tolist()
+        np.testing.assert_allclose(g.probs[:, c], prob, rtol=1e-6)
