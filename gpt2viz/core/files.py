@@ -56,6 +56,16 @@ def check_writable(path: Path, force: bool = False) -> Path:
     return path
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is out: a write may take only part (a signal, a pipe, a nearly full disk)."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view[:1 << 20])
+        if n <= 0:  # a regular file never takes 0 bytes of a non-empty write unless the disk is full
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[n:]
+
+
 def atomic_write(path: str | Path, data: bytes | Callable[[Path], None], force: bool = False) -> Path:
     """Write ``data`` (bytes, or a function that writes a given temporary path) to ``path`` atomically.
 
@@ -70,10 +80,11 @@ def atomic_write(path: str | Path, data: bytes | Callable[[Path], None], force: 
     tmp_path = Path(tmp)
     try:
         if isinstance(data, (bytes, bytearray)):
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         else:
             os.close(fd)
             data(tmp_path)
