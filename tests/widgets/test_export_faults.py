@@ -153,3 +153,15 @@ def test_an_export_failing_half_way_leaves_nothing_and_the_app_goes_on(qtbot, wi
     _export(win, kind, again, monkeypatch)
     assert win.last_error is None
     assert len(_listing(again)) == len(made)
+
+
+def test_the_report_menu_action_asks_where(qtbot, win, tmp_path, monkeypatch):
+    """Regression (found by this file): the action's triggered(bool) reached export_report as path=False."""
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: asked.append(a) or ("", "")))
+    caught = []
+    monkeypatch.setattr("sys.excepthook", lambda *exc: caught.append(exc))
+    report = next(a for a in win.menus["export"].actions() if a.text().startswith("&Report"))
+    report.trigger()
+    qtbot.wait(10)
+    assert asked and not caught
