@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QHBoxLayout, QSplitt
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.lens import MAX_POSITIONS, LensGrid, LensTarget, lens_grid, lens_target
-from gpt2viz.widgets.views.common import LazyView, note, themed_plot
+from gpt2viz.widgets.views.common import LazyView, note, symbol_style, themed_plot
 
 
 class LensView(LazyView):
@@ -24,7 +24,7 @@ class LensView(LazyView):
         self.target = QLineEdit()
         self.target.editingFinished.connect(self.refresh_target)
         self.chart = themed_plot(self)
-        self.prob_curve = self.chart.plot([], [], symbol="o", pen=(70, 130, 200))
+        self.prob_curve = self.chart.plot([], [], symbol="o", pen=(70, 130, 200), **symbol_style())
         self.rank_label = note()
         right = QWidget()
         rl = QVBoxLayout(right)
