@@ -57,6 +57,7 @@ def run_snapshot(a) -> list[Path]:
     from gpt2viz.app import i18n
 
     _app = QApplication.instance() or QApplication(["gpt2viz"])  # kept alive for the widgets below
+    before = i18n.current_language()  # restored at the end: a caller in the same process keeps its language
     i18n.install(getattr(a, "lang", None) or "en", _app)
     state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "snapshot.ini")))
     state.set_sampling(**asdict(settings))
@@ -109,6 +110,7 @@ def run_snapshot(a) -> list[Path]:
         return [export_view(win, a.view, out, a.scale, a.force, dark=a.dark)]
     finally:
         win.close()
+        i18n.install(before, _app)
 
 
 def run_report(a, command: str = "") -> Path:
@@ -136,7 +138,10 @@ def run_report(a, command: str = "") -> Path:
     from gpt2viz.app.settings import Settings
     from gpt2viz.app.state import AppState
 
+    from gpt2viz.app import i18n
+
     _app = QApplication.instance() or QApplication(["gpt2viz"])  # kept alive: fonts and images need it
+    before = i18n.current_language()  # restored at the end: a caller in the same process keeps its language
     lang = install_language(getattr(a, "lang", None))
     if getattr(a, "lang", None) not in (None, "en") and lang == "en":
         import sys
@@ -174,31 +179,12 @@ def run_report(a, command: str = "") -> Path:
         return write_report(state, out, a.force, command=command, dark=a.dark)
     finally:
         state.shutdown()
+        i18n.install(before)
 
 
 def install_language(lang: str | None) -> str:
-    """Install the translations of ``lang`` (None / "en": English); returns the language installed."""
-    if not lang or lang == "en":
-        return "en"
-    try:
-        from gpt2viz.app import i18n  # lands with issue 14
-    except ImportError:
-        return _install_qm(lang)
-    return i18n.install(lang)
+    """Install the translations of ``lang`` (None: English), replacing any installed before; returns the
+    language installed (English when its catalogue is missing)."""
+    from gpt2viz.app import i18n
 
-
-def _install_qm(lang: str) -> str:
-    """Before gpt2viz.app.i18n exists: load resources/translations/gpt2viz_<lang>*.qm if there is one."""
-    from PySide6.QtCore import QCoreApplication, QTranslator
-
-    from gpt2viz.core.locations import resources_dir
-
-    for qm in sorted((resources_dir() / "translations").glob(f"*_{lang}*.qm")):
-        t = QTranslator(QCoreApplication.instance())
-        if t.load(str(qm)):
-            QCoreApplication.installTranslator(t)
-            _KEEP.append(t)
-    return lang if _KEEP else "en"
-
-
-_KEEP: list = []
+    return i18n.install(lang or "en")

@@ -40,8 +40,7 @@ def main() -> None:
     state.load_model(str(resolve_model(a.model)))
     QTimer.singleShot(60000, loop.quit)
     loop.exec()
-    state.select_stage(f"block.{a.layer}")
-    state.select_head(a.head)
+    state.select_block(a.layer, a.head)
     a.out.mkdir(parents=True, exist_ok=True)
     for name, view in win.detail.views.items():
         win.detail.setCurrentWidget(view)

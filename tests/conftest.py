@@ -69,3 +69,14 @@ def torch_models(checkpoints):
     from gpt2viz.core.export.exporter import load_checkpoint
 
     return {name: load_checkpoint(ck) for name, ck in checkpoints.items()}
+
+
+@pytest.fixture(autouse=True)
+def _english_after_each_test():
+    """A test that switches the app to Chinese must not leave the translators installed for the next one."""
+    yield
+    import sys
+
+    i18n = sys.modules.get("gpt2viz.app.i18n")  # only when a test used Qt: core tests never import it
+    if i18n is not None and i18n.current_language() != "en":
+        i18n.install("en")

@@ -82,7 +82,7 @@ def _texts() -> dict[str, str]:
             "model gave it."),
         "kv_cache": translate(
             "Report", "To take that step the model does not rerun the whole text: every block keeps the keys and "
-            "values of every earlier position ({n_layer} layers × 2 × {n_tokens} positions × {n_embd} numbers = "
+            "values of every earlier position ({n_layer} layers × 2 × {n_tokens} positions × {n_embd} numbers × 4 bytes = "
             "{kv_mb} MB). The step runs only {chosen} through the path above and appends its keys and values; "
             "the context holds {n_tokens} of {n_positions} positions."),
         "attribution": translate(

@@ -208,7 +208,10 @@ class AppState(QObject):
 
     def _on_model(self, req: int, session: str, loaded) -> None:
         self._done()
-        s = self._live(req, session)
+        # Not dropped when superseded: the worker has already switched this session to the new model,
+        # so every later result comes from it; dropping this would pair the old model (its config,
+        # weights) with the new model's histories (found by the GUI fuzz: a prompt typed mid-load).
+        s = self.sessions.get(session)
         if s is None:
             return
         s.set_model(*loaded)

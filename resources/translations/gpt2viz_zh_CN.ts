@@ -143,6 +143,329 @@
     </message>
 </context>
 <context>
+    <name>Figures</name>
+    <message>
+        <source>Every panel uses the same scale ({lo:.3g} … {hi:.3g}).</source>
+        <translation>所有小图共用同一数值范围（{lo:.3g} … {hi:.3g}）。</translation>
+    </message>
+    <message>
+        <source>The path of {token} (position {pos}) through {model}</source>
+        <translation>{token}（位置 {pos}）在 {model} 中走过的路径</translation>
+    </message>
+    <message>
+        <source>Each box is one stage the token passes through, with its live numbers; the outlined one is explained below.</source>
+        <translation>每个方框是词元经过的一个阶段，框内是实时数值；高亮边框的阶段在下方说明。</translation>
+    </message>
+    <message>
+        <source>probability of being the next token (%)</source>
+        <translation>成为下一个词元的概率（%）</translation>
+    </message>
+    <message>
+        <source>  (model {p:.1%})</source>
+        <translation>  （模型 {p:.1%}）</translation>
+    </message>
+    <message>
+        <source>model&apos;s own probability</source>
+        <translation>模型原始概率</translation>
+    </message>
+    <message>
+        <source>after the sampling settings</source>
+        <translation>按采样设置之后</translation>
+    </message>
+    <message>
+        <source>★ what a step takes</source>
+        <translation>★ 单步会选的词元</translation>
+    </message>
+    <message>
+        <source>Next token after position {pos}: {n} of {v} tokens kept, entropy {e:.2f} nats</source>
+        <translation>位置 {pos} 之后的下一个词元：{v} 个词元中保留 {n} 个，熵 {e:.2f} 奈特</translation>
+    </message>
+    <message>
+        <source>Settings: temperature {t:g}, top-k {k}, top-p {p:g}, seed {s}. ✕ = cut by top-k / top-p.</source>
+        <translation>设置：温度 {t:g}，Top-k {k}，Top-p {p:g}，随机种子 {s}。✕ = 被 Top-k / Top-p 截掉。</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>position</source>
+        <translation>位置</translation>
+    </message>
+    <message>
+        <source>id</source>
+        <translation>id</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>bytes (hex)</source>
+        <translation>字节（十六进制）</translation>
+    </message>
+    <message>
+        <source>kind</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>generated</source>
+        <translation>生成</translation>
+    </message>
+    <message>
+        <source>prompt</source>
+        <translation>提示词</translation>
+    </message>
+    <message>
+        <source> · partial character</source>
+        <translation> · 不完整字符</translation>
+    </message>
+    <message>
+        <source>{n} tokens for {b} bytes of UTF-8 (context {n}/{c})</source>
+        <translation>{b} 字节的 UTF-8 文本共 {n} 个词元（上下文 {n}/{c}）</translation>
+    </message>
+    <message>
+        <source>A leading space belongs to the token (␣). [i-j/n] marks bytes i..j of an n-byte character.</source>
+        <translation>词前的空格属于该词元（␣）。[i-j/n] 表示某个 n 字节字符的第 i 到 j 个字节。</translation>
+    </message>
+    <message>
+        <source> The table shows the newest {k} tokens.</source>
+        <translation> 表中只列出最新的 {k} 个词元。</translation>
+    </message>
+    <message>
+        <source>value of the dimension</source>
+        <translation>各维取值</translation>
+    </message>
+    <message>
+        <source>Nearest tokens to {t} (cosine, unembedding directions):</source>
+        <translation>与 {t} 最接近的词元（余弦相似度，按反嵌入方向）：</translation>
+    </message>
+    <message>
+        <source>token ‖{n:.2f}‖</source>
+        <translation>词元 ‖{n:.2f}‖</translation>
+    </message>
+    <message>
+        <source>position ‖{n:.2f}‖</source>
+        <translation>位置 ‖{n:.2f}‖</translation>
+    </message>
+    <message>
+        <source>sum ‖{n:.2f}‖</source>
+        <translation>求和 ‖{n:.2f}‖</translation>
+    </message>
+    <message>
+        <source>dimension (0 … {e})</source>
+        <translation>维度（0 … {e}）</translation>
+    </message>
+    <message>
+        <source>Embedding of {t} (id {id}) at position {pos}: token + position = the residual entering block 0</source>
+        <translation>位置 {pos} 上 {t}（id {id}）的嵌入：词元 + 位置 = 进入第 0 个模块的残差流</translation>
+    </message>
+    <message>
+        <source>{e} numbers per vector; blue negative, red positive, one symmetric scale.</source>
+        <translation>每个向量 {e} 个数；蓝色为负，红色为正，三行共用一个对称色标。</translation>
+    </message>
+    <message>
+        <source>attention weight (0–1)</source>
+        <translation>注意力权重（0–1）</translation>
+    </message>
+    <message>
+        <source>score q·k/√d (logit units)</source>
+        <translation>分数 q·k/√d（逻辑值单位）</translation>
+    </message>
+    <message>
+        <source>head {h} · {e:.2f} nats</source>
+        <translation>头 {h} · {e:.2f} 奈特</translation>
+    </message>
+    <message>
+        <source>Rows are queries (the token reading), columns keys (the token read); grey cells are the future, masked. Entropy at the selected query in nats (0 = one key takes all).</source>
+        <translation>行是查询（发起读取的词元），列是键（被读取的词元）；灰色格子是尚未出现的未来位置，已被掩码遮住。所选查询处的熵以奈特为单位（0 表示全部权重落在一个键上）。</translation>
+    </message>
+    <message>
+        <source> The newest {k} of {n} positions are drawn.</source>
+        <translation> 只画出 {n} 个位置中最新的 {k} 个。</translation>
+    </message>
+    <message>
+        <source>Attention in block {L}: every head, query × key</source>
+        <translation>模块 {L} 的注意力：所有头，查询 × 键</translation>
+    </message>
+    <message>
+        <source>block {L}</source>
+        <translation>模块 {L}</translation>
+    </message>
+    <message>
+        <source>{q} (position {pos}) reads, head {h}: </source>
+        <translation>{q}（位置 {pos}）通过头 {h} 读取： </translation>
+    </message>
+    <message>
+        <source>key (position, token)</source>
+        <translation>键（位置，词元）</translation>
+    </message>
+    <message>
+        <source>query (position, token)</source>
+        <translation>查询（位置，词元）</translation>
+    </message>
+    <message>
+        <source>head {h}</source>
+        <translation>头 {h}</translation>
+    </message>
+    <message>
+        <source>Block {L}, head {h}: {what}</source>
+        <translation>模块 {L}，头 {h}：{what}</translation>
+    </message>
+    <message>
+        <source>attention weights, after softmax</source>
+        <translation>注意力权重（Softmax 之后）</translation>
+    </message>
+    <message>
+        <source>attention scores, before softmax</source>
+        <translation>注意力分数（Softmax 之前）</translation>
+    </message>
+    <message>
+        <source>block {L}, head {h}</source>
+        <translation>模块 {L}，头 {h}</translation>
+    </message>
+    <message>
+        <source>Rows are queries, columns keys; grey cells are the future, masked.</source>
+        <translation>行是查询，列是键；灰色格子是尚未出现的未来位置，已被掩码遮住。</translation>
+    </message>
+    <message>
+        <source>neuron (0 … {n})</source>
+        <translation>神经元（0 … {n}）</translation>
+    </message>
+    <message>
+        <source>activation (after GELU)</source>
+        <translation>激活值（GELU 之后）</translation>
+    </message>
+    <message>
+        <source>Biggest writers (neuron: activation, × ‖value‖)</source>
+        <translation>写入最多的神经元（神经元：激活值，× ‖值‖）</translation>
+    </message>
+    <message>
+        <source>The whole MLP output, read by the unembedding</source>
+        <translation>整个前馈网络的输出，经反嵌入读出</translation>
+    </message>
+    <message>
+        <source>promotes </source>
+        <translation>推高 </translation>
+    </message>
+    <message>
+        <source>suppresses </source>
+        <translation>压低 </translation>
+    </message>
+    <message>
+        <source>Neuron {n}&apos;s value vector W_out[{n}] · W_U</source>
+        <translation>神经元 {n} 的值向量 W_out[{n}] · W_U</translation>
+    </message>
+    <message>
+        <source>MLP of block {L} at position {pos} {t}: {n} neurons, {k} above {a}</source>
+        <translation>模块 {L} 的前馈网络，位置 {pos} {t}：共 {n} 个神经元，其中 {k} 个高于 {a}</translation>
+    </message>
+    <message>
+        <source>Orange dots: the ten neurons that write the most (activation × norm of the value vector).</source>
+        <translation>橙色圆点：写入最多的十个神经元（按激活值 × 值向量范数）。</translation>
+    </message>
+    <message>
+        <source>probability</source>
+        <translation>概率</translation>
+    </message>
+    <message>
+        <source>embed</source>
+        <translation>嵌入</translation>
+    </message>
+    <message>
+        <source>position (token there)</source>
+        <translation>位置（该处的词元）</translation>
+    </message>
+    <message>
+        <source>depth</source>
+        <translation>深度</translation>
+    </message>
+    <message>
+        <source>depth (0 = embeddings, then after each block)</source>
+        <translation>深度（0 = 嵌入，之后逐模块）</translation>
+    </message>
+    <message>
+        <source>{t} at position {pos}: probability (rank) by depth</source>
+        <translation>位置 {pos} 上的 {t}：各深度的概率（排名）</translation>
+    </message>
+    <message>
+        <source>Logit lens: what the residual stream would predict after every block</source>
+        <translation>Logit 透镜：每个模块之后，残差流会预测什么</translation>
+    </message>
+    <message>
+        <source>Each cell: the top token if the model stopped there (final LayerNorm + unembedding applied early) and, as colour, its probability; the top row is the real output. #k = rank of the target.</source>
+        <translation>每个格子：假如模型在那里停下（提前做最终层归一化 + 反嵌入）时排第一的词元，颜色表示它的概率；最上面一行是真实输出。#k = 目标词元的排名。</translation>
+    </message>
+    <message>
+        <source>norm (‖x‖₂)</source>
+        <translation>范数（‖x‖₂）</translation>
+    </message>
+    <message>
+        <source>residual after</source>
+        <translation>之后的残差</translation>
+    </message>
+    <message>
+        <source>attention adds</source>
+        <translation>注意力加入</translation>
+    </message>
+    <message>
+        <source>MLP adds</source>
+        <translation>前馈网络加入</translation>
+    </message>
+    <message>
+        <source>depth (embed = embeddings, then after each block)</source>
+        <translation>深度（嵌入 = 嵌入层，之后逐模块）</translation>
+    </message>
+    <message>
+        <source>cosine to final</source>
+        <translation>与最终残差的余弦</translation>
+    </message>
+    <message>
+        <source>The residual stream at position {pos} {t}: its size and direction by depth</source>
+        <translation>位置 {pos} {t} 的残差流：大小与方向随深度的变化</translation>
+    </message>
+    <message>
+        <source>Top: the norm after each block and of what that block&apos;s attention and MLP added. Bottom: cosine to the final residual (1 = same direction).</source>
+        <translation>上图：每个模块之后残差流的范数，以及该模块的注意力和前馈网络所加内容的范数。下图：与最终残差的余弦相似度（1 = 方向相同）。</translation>
+    </message>
+    <message>
+        <source>position (token)</source>
+        <translation>位置（词元）</translation>
+    </message>
+    <message>
+        <source>depth (n = after block n−1)</source>
+        <translation>深度（n = 模块 n−1 之后）</translation>
+    </message>
+    <message>
+        <source>pushed the target up</source>
+        <translation>推高目标</translation>
+    </message>
+    <message>
+        <source>pulled it down</source>
+        <translation>压低目标</translation>
+    </message>
+    <message>
+        <source>How “{what}” got its logit at position {pos}: direct contributions by layer and position</source>
+        <translation>位置 {pos} 上“{what}”的逻辑值从何而来：按层和位置的直接贡献</translation>
+    </message>
+    <message>
+        <source>Logit {logit:.3f} = the parts + final LayerNorm bias {bias:+.3f}. Edge width ∝ √|contribution|; {dropped} parts at or under {th:.1%} of the total are hidden (the kept ones are {kept:.0%}). Largest source: {head}.</source>
+        <translation>逻辑值 {logit:.3f} = 各部分之和 + 最终层归一化的偏置 {bias:+.3f}。边宽 ∝ √|贡献|；有 {dropped} 个部分不超过总量的 {th:.1%}，已隐藏（保留部分占 {kept:.0%}）。最大来源：{head}。</translation>
+    </message>
+    <message>
+        <source>direct contribution to the logit (logit units)</source>
+        <translation>对逻辑值的直接贡献（逻辑值单位）</translation>
+    </message>
+    <message>
+        <source>What pushed “{what}” at position {pos} (and what pulled it down)</source>
+        <translation>在位置 {pos}，是什么推高了“{what}”（又是什么压低了它）</translation>
+    </message>
+    <message>
+        <source>Direct logit attribution: each part&apos;s write into the residual, read by the final LayerNorm (scale frozen) and the unembedding. Logit {logit:.3f}.</source>
+        <translation>直接逻辑值归因：每个部分写入残差流的内容，经最终层归一化（缩放固定）和反嵌入读出。逻辑值 {logit:.3f}。</translation>
+    </message>
+</context>
+<context>
     <name>Journey</name>
     <message>
         <source>“{token}”</source>
@@ -490,6 +813,30 @@
         <translation>未找到可显示汉字的字体：中日韩文字和词元会显示成方框。请安装一种 CJK 字体（Debian/Ubuntu：fonts-noto-cjk）。</translation>
     </message>
     <message>
+        <source>&amp;Report… (the next token&apos;s whole journey, PDF or HTML)</source>
+        <translation>报告（下一个词元的完整旅程，PDF 或 HTML）(&amp;R)…</translation>
+    </message>
+    <message>
+        <source>Dark &amp;figures</source>
+        <translation>深色图表(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Export the journey report</source>
+        <translation>导出旅程报告</translation>
+    </message>
+    <message>
+        <source>PDF document (*.pdf);;HTML page (*.html)</source>
+        <translation>PDF 文档 (*.pdf);;HTML 网页 (*.html)</translation>
+    </message>
+    <message>
+        <source>Writing the report…</source>
+        <translation>正在生成报告…</translation>
+    </message>
+    <message>
+        <source>saved {0}</source>
+        <translation>已保存 {0}</translation>
+    </message>
+    <message>
         <source>Export {view} as PNG or SVG…</source>
         <translation>将“{view}”导出为 PNG 或 SVG…</translation>
     </message>
@@ -783,6 +1130,161 @@ Without network: download &apos;openai-community/gpt2&apos; (config.json, model.
     </message>
 </context>
 <context>
+    <name>Report</name>
+    <message>
+        <source>Tokens: the text becomes numbers</source>
+        <translation>词元：文字变成数字</translation>
+    </message>
+    <message>
+        <source>Embeddings: a vector per token</source>
+        <translation>嵌入：每个词元一个向量</translation>
+    </message>
+    <message>
+        <source>Position: where the token stands</source>
+        <translation>位置编码：词元站在哪里</translation>
+    </message>
+    <message>
+        <source>Attention: reading the earlier tokens</source>
+        <translation>注意力：回头读前面的词元</translation>
+    </message>
+    <message>
+        <source>MLP: the neurons write</source>
+        <translation>前馈网络：神经元写入</translation>
+    </message>
+    <message>
+        <source>The residual stream: the sum every block writes into</source>
+        <translation>残差流：每个模块都往里写的总和</translation>
+    </message>
+    <message>
+        <source>Logit lens: the prediction forming, block by block</source>
+        <translation>Logit 透镜：预测逐个模块成形</translation>
+    </message>
+    <message>
+        <source>LM head and softmax: a score and a probability for every token</source>
+        <translation>LM 头与 Softmax：每个词元一个分数、一个概率</translation>
+    </message>
+    <message>
+        <source>Sampling: the choice</source>
+        <translation>采样：做出选择</translation>
+    </message>
+    <message>
+        <source>KV cache: what the next step reuses</source>
+        <translation>KV 缓存：下一步复用什么</translation>
+    </message>
+    <message>
+        <source>Who wrote the answer: direct logit attribution</source>
+        <translation>答案是谁写的：直接逻辑值归因</translation>
+    </message>
+    <message>
+        <source>The prompt “{prompt}” is {n_bytes} bytes of UTF-8; byte-pair encoding cuts it into {n_tokens} tokens, each an id in a vocabulary of {vocab} (a leading space belongs to the token). The token whose next token this report follows is {token} at position {position}. The model reads at most {n_positions} tokens.</source>
+        <translation>提示词“{prompt}”在 UTF-8 编码下共 {n_bytes} 个字节；字节对编码（BPE）把它切成 {n_tokens} 个词元，每个词元都是一个大小为 {vocab} 的词表里的编号（词前的空格属于该词元）。本报告追踪的是位置 {position} 上的 {token} 之后的下一个词元。模型一次最多读 {n_positions} 个词元。</translation>
+    </message>
+    <message>
+        <source>{token} (id {token_id}) is looked up in a table of {vocab} learned vectors of {n_embd} numbers; its vector has norm {embed_norm}. Its nearest tokens by cosine: {nearest}.</source>
+        <translation>在一张由 {vocab} 个训练得来的向量（每个 {n_embd} 个数）组成的表里查出 {token}（id {token_id}），它的向量范数为 {embed_norm}。按余弦相似度，与它最接近的词元是：{nearest}。</translation>
+    </message>
+    <message>
+        <source>GPT-2 has no notion of order except a second table: one learned vector per position. The vector of position {position} (norm {pos_norm}) is added to the token&apos;s; their sum (norm {sum_norm}) starts the residual stream. Cosine between the token and position vectors: {cos_tp}.</source>
+        <translation>除了第二张表，GPT-2 对顺序一无所知：这张表为每个位置存一个训练得来的向量。位置 {position} 的向量（范数 {pos_norm}）被加到词元向量上；两者之和（范数 {sum_norm}）就是残差流的起点。词元向量与位置向量的余弦相似度：{cos_tp}。</translation>
+    </message>
+    <message>
+        <source>Each of the {n_layer} blocks has {n_head} attention heads; a head lets {token} read earlier tokens and copy from them. The figure shows block {layer}, where head {head} is the most focused: {weight} of its attention goes to {key_token} (position {key}). Block by block: {blocks}.</source>
+        <translation>这 {n_layer} 个模块各有 {n_head} 个注意力头；一个头让 {token} 读取前面的词元，并从中复制信息。图中是第 {layer} 个模块，其中头 {head} 最集中：它把 {weight} 的注意力放在 {key_token}（位置 {key}）上。逐个模块来看：{blocks}。</translation>
+    </message>
+    <message>
+        <source>After attention, each block&apos;s MLP of {d_mlp} neurons reads the residual and writes into it. The figure shows block {layer}, whose MLP writes the most here (norm {mlp_norm}); {n_active} of its neurons fire above {active}. Its output, read by the unembedding, promotes {promotes}.</source>
+        <translation>注意力之后，每个模块的前馈网络（{d_mlp} 个神经元）读取残差流并向其写入。图中是第 {layer} 个模块，它的前馈网络在这里写入最多（范数 {mlp_norm}）；其中 {n_active} 个神经元的激活值高于 {active}。它的输出经反嵌入读出后，推高的是 {promotes}。</translation>
+    </message>
+    <message>
+        <source>The residual stream carries the token through the model: every attention and MLP adds to it. Its norm grows from {first_norm} after the embeddings to {last_norm} after the last block; its direction is within cosine {cos_half} of the final one by block {half_block}.</source>
+        <translation>残差流载着这个词元穿过整个模型：每一次注意力和前馈网络都往里累加。它的范数从嵌入之后的 {first_norm} 增长到最后一个模块之后的 {last_norm}；到第 {half_block} 个模块之后，它与最终方向的余弦相似度已不低于 {cos_half}。</translation>
+    </message>
+    <message>
+        <source>Read out early (final LayerNorm + unembedding after each block), the residual already predicts {final_token} from depth {settled} on; after the last block its probability is {final_prob}.</source>
+        <translation>提前读出（在每个模块之后做最终层归一化 + 反嵌入），残差流从深度 {settled} 起就已经预测出 {final_token}；最后一个模块之后，它的概率为 {final_prob}。</translation>
+    </message>
+    <message>
+        <source>The final LayerNorm rescales the residual (norm {ln_in} → {ln_out}); the LM head multiplies it by the {vocab} token embeddings again (tied weights) to score every possible next token: {top_logits}. Softmax turns the scores into probabilities that sum to 1: {top_probs}. Entropy {entropy} nats (0 = certain, {max_entropy} = uniform).</source>
+        <translation>最终层归一化重新缩放残差流（范数 {ln_in} → {ln_out}）；LM 头再把它乘以那 {vocab} 个词元嵌入（权重共享），给每个可能的下一个词元打分：{top_logits}。Softmax 把分数变成加起来等于 1 的概率：{top_probs}。熵为 {entropy} 奈特（0 = 确定，{max_entropy} = 均匀分布）。</translation>
+    </message>
+    <message>
+        <source>With temperature {temperature}, top-k {top_k}, top-p {top_p} and seed {seed}, {n_kept} candidates remain and the next step takes {chosen}: {p_final} after the settings, {p_raw} as the model gave it.</source>
+        <translation>在温度 {temperature}、Top-k {top_k}、Top-p {top_p}、随机种子 {seed} 的设置下，剩下 {n_kept} 个候选，下一步取 {chosen}：按当前设置为 {p_final}，模型原始给出 {p_raw}。</translation>
+    </message>
+    <message>
+        <source>To take that step the model does not rerun the whole text: every block keeps the keys and values of every earlier position ({n_layer} layers × 2 × {n_tokens} positions × {n_embd} numbers × 4 bytes = {kv_mb} MB). The step runs only {chosen} through the path above and appends its keys and values; the context holds {n_tokens} of {n_positions} positions.</source>
+        <translation>走这一步时，模型不会把整段文本重跑一遍：每个模块都保存着之前每个位置的键和值（{n_layer} 层 × 2 × {n_tokens} 个位置 × {n_embd} 个数 × 4 字节 = {kv_mb} MB）。这一步只让 {chosen} 沿上面的路径走一遍，并追加它的键和值；上下文已占用 {n_positions} 个位置中的 {n_tokens} 个。</translation>
+    </message>
+    <message>
+        <source>The logit of {target} ({logit}) split into what each part of the model wrote directly (final LayerNorm scale frozen at the real residual). Largest source: {headline}. Top parts: {parts}.</source>
+        <translation>把 {target} 的逻辑值（{logit}）拆分成模型各部分直接写入的量（最终层归一化的缩放固定在真实残差上）。最大来源：{headline}。贡献最大的几个部分：{parts}。</translation>
+    </message>
+    <message>
+        <source>The life of the next token</source>
+        <translation>下一个词元的一生</translation>
+    </message>
+    <message>
+        <source>A gpt2viz report: one token traced through GPT-2</source>
+        <translation>gpt2viz 报告：追踪一个词元穿过 GPT-2 的全过程</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>提示词</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>{params} parameters · {n_layer} layers × {n_head} heads · {n_embd} wide · context {n_positions}</source>
+        <translation>{params} 个参数 · {n_layer} 层 × {n_head} 头 · {n_embd} 维 · 上下文 {n_positions}</translation>
+    </message>
+    <message>
+        <source>Date</source>
+        <translation>日期</translation>
+    </message>
+    <message>
+        <source>Next token</source>
+        <translation>下一个词元</translation>
+    </message>
+    <message>
+        <source>Generated before this step</source>
+        <translation>此步之前已生成</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>Reproducibility</source>
+        <translation>可复现信息</translation>
+    </message>
+    <message>
+        <source>Model files (sha256)</source>
+        <translation>模型文件（sha256）</translation>
+    </message>
+    <message>
+        <source>Settings</source>
+        <translation>采样设置</translation>
+    </message>
+    <message>
+        <source>gpt2viz version</source>
+        <translation>gpt2viz 版本</translation>
+    </message>
+    <message>
+        <source>Command</source>
+        <translation>命令</translation>
+    </message>
+    <message>
+        <source>Interventions</source>
+        <translation>干预</translation>
+    </message>
+    <message>
+        <source>Contents</source>
+        <translation>目录</translation>
+    </message>
+</context>
+<context>
     <name>ResidualView</name>
     <message>
         <source>norm</source>
@@ -887,6 +1389,14 @@ Without network: download &apos;openai-community/gpt2&apos; (config.json, model.
         <source>position {value}</source>
         <translation>位置 {value}</translation>
     </message>
+    <message>
+        <source>interventions: {list}</source>
+        <translation>干预：{list}</translation>
+    </message>
+    <message>
+        <source>{view}: every layer of {model}</source>
+        <translation>{view}：{model} 的每一层</translation>
+    </message>
 </context>
 <context>
     <name>Stages</name>
@@ -943,7 +1453,7 @@ pos {position}</source>
     <message>
         <source>{vocab:,} logits
 max {logit:.1f}</source>
-        <translation>{vocab:,} 个逻辑值
+        <translation>{vocab:,} 逻辑值
 最大 {logit:.1f}</translation>
     </message>
     <message>

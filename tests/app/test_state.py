@@ -142,3 +142,22 @@ def test_stage_is_typed(state):
         state.select_stage("block.1")
     state.select_stage(Stage.block(1))
     assert state.layer == 1 and state.stage == Stage.block(1)
+
+
+def test_a_prompt_typed_while_a_model_loads_runs_on_that_model(qtbot, state, exported):
+    """The worker finished loading, but a newer prompt superseded the load before its answer arrived:
+    the session must still take the new model, so its histories and its config agree."""
+    import threading
+
+    from PySide6.QtCore import Qt
+
+    loaded = threading.Event()
+    state.worker.sigModelLoaded.connect(lambda *_a: loaded.set(), Qt.DirectConnection)  # runs on the worker
+    state.load_model(str(exported["l3h4e32"]))
+    assert loaded.wait(20)  # the answer is queued for this thread, not yet delivered
+    state.run_prompt("The capital of France is")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    assert state.model.config.n_layer == 3
+    assert pipeline_summary(state.session("A")) is not None  # reads every layer of the history
+    assert {k for k in state.history.current.trace.hooks if k.endswith("hook_resid_post")} == \
+        {f"blocks.{L}.hook_resid_post" for L in range(3)}

@@ -639,7 +639,7 @@ def path_figure(ctx: Ctx) -> Figure:
     title = translate("Figures", "How “{what}” got its logit at position {pos}: direct contributions by layer and "
                       "position").format(what=what, pos=s.position)
     note = translate("Figures", "Logit {logit:.3f} = the parts + final LayerNorm bias {bias:+.3f}. Edge width ∝ "
-                     "√|contribution|; {dropped} parts at or under {th:.1%} of the total hidden (the kept ones are "
+                     "√|contribution|; {dropped} parts at or under {th:.1%} of the total are hidden (the kept ones are "
                      "{kept:.0%}). Largest source: {head}.").format(
         logit=s.logit, bias=s.ln_bias_term, dropped=s.dropped, th=s.threshold, kept=s.kept_fraction, head=s.headline)
     return Figure(title, _caption(ctx, note), body, 520)
