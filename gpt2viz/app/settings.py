@@ -148,18 +148,17 @@ class Settings:
 
         Called once the translators are installed (the Settings exist before the language is known).
         """
-        tr = QCoreApplication.translate
         parts = []
         if self.kept is not None:
-            parts.append(tr("Settings", "The settings file {file} was damaged and could not be read; it was kept "
+            parts.append(QCoreApplication.translate("Settings", "The settings file {file} was damaged and could not be read; it was kept "
                                         "as {kept} and the app started with the default settings.").format(
                 file=self.file, kept=self.kept))
         elif self.dropped:
-            parts.append(tr("Settings", "Some settings in {file} had values of the wrong kind and were reset to "
+            parts.append(QCoreApplication.translate("Settings", "Some settings in {file} had values of the wrong kind and were reset to "
                                         "their defaults: {keys}.").format(file=self.file,
                                                                           keys=", ".join(self.dropped)))
         if self.read_only:
-            parts.append(tr("Settings", "The settings file {file} cannot be written (read-only file or folder): "
+            parts.append(QCoreApplication.translate("Settings", "The settings file {file} cannot be written (read-only file or folder): "
                                         "the app works, but your choices will not be remembered.").format(
                 file=self.file))
         return "\n\n".join(parts) or None
