@@ -241,7 +241,10 @@ def main() -> None:
 
     from PySide6.QtWidgets import QApplication
 
+    from gpt2viz.app import qt_messages
     from gpt2viz.core.locations import resolve_model
+
+    qt_messages.install()  # the offscreen platform's size-hint chatter, once per redraw, would bury the log
 
     folder = resolve_model(a.model)
     app = QApplication.instance() or QApplication([])
