@@ -223,7 +223,7 @@ def export_all_layers(window, view: str, folder: Path, ext: str = "png", scale: 
             fig = figure_of(state, view, options, selection=sel, shared=shared)
             f = fig.facts
             name = default_name(f, ext)
-            atomic_write(staged.path(name), _encode(fig, "." + ext, scale, theme))
+            staged.write(name, _encode(fig, "." + ext, scale, theme))
             entries.append({**{k.lower(): v for k, v in f.items()}, "file": name, "layer": L})
         index = {"view": view, "model": state.model.name, "files": entries}
         if entries:
@@ -234,11 +234,11 @@ def export_all_layers(window, view: str, folder: Path, ext: str = "png", scale: 
                 view=view_title(view), model=state.model.name)
             fig = contact_sheet(view, Ctx(session, session.selection, caption=full_caption(f), facts=sheet_facts,
                                           options=options), n, title, shared)
-            atomic_write(staged.path(name), _encode(fig, "." + ext, scale, theme))
+            staged.write(name, _encode(fig, "." + ext, scale, theme))
             index["contact_sheet"] = name
             if shared is not None:
                 index["shared_scale"] = list(shared)
-        atomic_write(staged.path("index.json"), json.dumps(index, indent=1, ensure_ascii=False).encode())
+        staged.write("index.json", json.dumps(index, indent=1, ensure_ascii=False).encode())
     if progress:
         progress(len(entries), n)
     return index

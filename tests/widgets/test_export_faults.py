@@ -141,6 +141,7 @@ def test_an_export_failing_half_way_leaves_nothing_and_the_app_goes_on(qtbot, wi
     msg = win.last_error or ""
     print(f"{kind}, {fault}: {msg!r}")  # what the user reads (the README's reliability notes quote these)
     assert "did not finish" in msg, msg
+    assert str(full) in msg and ".gpt2viz-partial" not in msg and ".part" not in msg, msg  # names what they chose
     assert ("No space left on device" if fault == "disk-full" else "File too large") in msg, msg
     assert win.statusBar().currentMessage() == msg
 
