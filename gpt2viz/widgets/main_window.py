@@ -245,7 +245,7 @@ class MainWindow(Retranslating, QMainWindow):
             dlg.setMaximum(total)
             dlg.setValue(done)
             QApplication.processEvents()
-            return not dlg.wasCanceled()
+            return not dlg.wasCanceled() and not self.closing  # closing the window stops the report too
 
         try:
             out = write_report(self.state, Path(path), force=True, dark=self.export_dark, progress=progress)
