@@ -291,9 +291,11 @@ def cmd_report(a) -> int:
     if a.steps < 0:
         raise CliError(f"--steps must be ≥ 0, got {a.steps}")
     try:
+        from gpt2viz.app import qt_messages
         from gpt2viz.headless import run_report
     except ImportError as e:
         raise CliError(f"reports need Qt: {e}") from None
+    qt_messages.install()  # offscreen Qt's plugin chatter would bury the real output
     print(run_report(a, command="gpt2viz " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["report"] else ""))
     return 0
 

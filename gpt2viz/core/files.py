@@ -56,24 +56,37 @@ def check_writable(path: Path, force: bool = False) -> Path:
     return path
 
 
-def atomic_write(path: str | Path, data: bytes | Callable[[Path], None], force: bool = False) -> Path:
+def _write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is out: a write may take only part (a signal, a pipe, a nearly full disk)."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view[:1 << 20])
+        if n <= 0:  # a regular file never takes 0 bytes of a non-empty write unless the disk is full
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[n:]
+
+
+def atomic_write(path: str | Path, data: bytes | Callable[[Path], None], force: bool = False,
+                 shown_as: str | Path | None = None) -> Path:
     """Write ``data`` (bytes, or a function that writes a given temporary path) to ``path`` atomically.
 
     The file appears complete or not at all: it is written next to its destination under a temporary
     name, flushed, then renamed over it.
     """
     path = check_writable(Path(path), force)
+    shown = shown_as or path  # the name the user chose (a staged file is written elsewhere first)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     except OSError as e:
-        raise WriteError(f"cannot write {path}: {describe_os_error(e)}") from None
+        raise WriteError(f"cannot write {shown}: {describe_os_error(e)}") from None
     tmp_path = Path(tmp)
     try:
         if isinstance(data, (bytes, bytearray)):
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         else:
             os.close(fd)
             data(tmp_path)
@@ -84,7 +97,7 @@ def atomic_write(path: str | Path, data: bytes | Callable[[Path], None], force: 
         raise
     except OSError as e:
         tmp_path.unlink(missing_ok=True)
-        raise WriteError(f"cannot write {path}: {describe_os_error(e)}") from None
+        raise WriteError(f"cannot write {shown}: {describe_os_error(e)}") from None
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
@@ -127,6 +140,10 @@ class StagedFiles:
         if name not in self._names:
             self._names.append(name)
         return self.staging / name
+
+    def write(self, name: str, data: bytes) -> Path:
+        """Stage ``data`` as the file that will become ``folder / name`` (errors name that final path)."""
+        return atomic_write(self.path(name), data, shown_as=self.folder / name)
 
     def commit(self) -> list[Path]:
         """Move every staged file that was written into ``folder``; return their final paths."""

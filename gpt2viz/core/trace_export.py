@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2viz.core.files import StagedFiles, atomic_write
+from gpt2viz.core.files import StagedFiles
 from gpt2viz.core.hooks import hook_shapes
 
 
@@ -79,8 +79,8 @@ def export_trace(history, model, settings, npz_path: Path, force: bool = False,
         "note": "attention hooks are [H, query, key] over the whole text; future keys are 0 (pattern) or NaN (scores)",
     }
     with StagedFiles(npz_path.parent if str(npz_path.parent) else Path("."), force) as staged:
-        atomic_write(staged.path(npz_path.name), buf.getvalue())
-        atomic_write(staged.path(json_path.name), json.dumps(meta, indent=1, ensure_ascii=False).encode("utf-8"))
+        staged.write(npz_path.name, buf.getvalue())
+        staged.write(json_path.name, json.dumps(meta, indent=1, ensure_ascii=False).encode("utf-8"))
     return npz_path, json_path
 
 

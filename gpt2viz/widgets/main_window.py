@@ -121,6 +121,9 @@ class MainWindow(Retranslating, QMainWindow):
         self.retranslate()
         self._cjk_warned = False
         self.check_fonts()
+        problem = state.settings.problem()  # a damaged or unwritable settings file: said once, the app goes on
+        if problem:
+            self.show_error(problem)
 
     def retranslate(self) -> None:
         """Every text the window owns, in the current language (child widgets retranslate themselves)."""
@@ -252,7 +255,7 @@ class MainWindow(Retranslating, QMainWindow):
         e = self.menus["export"] = self.menuBar().addMenu("")
         a = self.actions_by_name["export_view"] = QAction(self)
         a.setShortcut(QKeySequence("Ctrl+E"))
-        a.triggered.connect(self.export_view)
+        a.triggered.connect(lambda _checked=False: self.export_view())
         e.addAction(a)
         a = self.actions_by_name["export_layers"] = QAction(self)
         a.triggered.connect(self.export_all_layers)
@@ -262,7 +265,8 @@ class MainWindow(Retranslating, QMainWindow):
         e.addAction(a)
         e.addSeparator()
         a = QAction(self.tr("&Report… (the next token's whole journey, PDF or HTML)"), self)
-        a.triggered.connect(self.export_report)
+        # triggered(bool) would arrive as ``path=False``: the menu action always asks where
+        a.triggered.connect(lambda _checked=False: self.export_report())
         e.addAction(a)
         e.addSeparator()
         self.dark_action = a = QAction(self.tr("Dark &figures"), self)
@@ -319,14 +323,14 @@ class MainWindow(Retranslating, QMainWindow):
             dlg.setMaximum(total)
             dlg.setValue(done)
             QApplication.processEvents()
-            return not dlg.wasCanceled()
+            return not dlg.wasCanceled() and not self.closing  # closing the window stops the report too
 
         try:
             out = write_report(self.state, Path(path), force=True, dark=self.export_dark, progress=progress)
         except InterruptedError:
             return
         except (WriteError, OSError) as e:
-            self.show_error(str(e))
+            self._export_failed(e)
             return
         finally:
             dlg.reset()
@@ -447,6 +451,13 @@ class MainWindow(Retranslating, QMainWindow):
             return False
         return True
 
+    def _export_failed(self, e: OSError) -> None:
+        from gpt2viz.core.files import WriteError, describe_os_error
+
+        reason = str(e) if isinstance(e, WriteError) else describe_os_error(e)
+        self.show_error(self.tr("The export did not finish: {reason}\n\nNo partial file was left behind; "
+                                "files that were there before are unchanged.").format(reason=reason))
+
     def export_view(self, view: str | None = None) -> None:
         """Ask where, then write the focused view (PNG at 2x, or SVG). The dialog asks before overwriting."""
         from gpt2viz.core.files import WriteError
@@ -464,7 +475,7 @@ class MainWindow(Retranslating, QMainWindow):
         try:
             out = export_view(self, view, Path(path), self.export_scale, force=True)  # the dialog asked already
         except (WriteError, OSError) as e:
-            self.show_error(str(e))
+            self._export_failed(e)
             return
         self.state.settings.set("export/folder", str(Path(path).parent))
         self.statusBar().showMessage(self.tr("saved {path}").format(path=out), 8000)
@@ -506,7 +517,7 @@ class MainWindow(Retranslating, QMainWindow):
         try:
             index = export_all_layers(self, view, Path(folder), "png", self.export_scale, force, progress)
         except (WriteError, OSError) as e:
-            self.show_error(str(e))
+            self._export_failed(e)
             return
         finally:
             dlg.reset()
@@ -531,7 +542,7 @@ class MainWindow(Retranslating, QMainWindow):
             npz, js = export_trace(self.state.history, self.state.model, self.state.sampling,
                                    Path(path).with_suffix(".npz"), force=True, weights=self.state.weights)
         except (WriteError, OSError) as e:
-            self.show_error(str(e))
+            self._export_failed(e)
             return
         self.statusBar().showMessage(self.tr("saved {npz} and {json}").format(npz=npz, json=js.name), 8000)
 

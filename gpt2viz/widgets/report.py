@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QMarginsF, QUrl
+from PySide6.QtCore import QBuffer, QIODevice, QMarginsF, QUrl
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
 
 from gpt2viz import __version__
@@ -216,21 +216,22 @@ def write_report(state, out: Path, force: bool = False, command: str = "", dark:
     for key, img in images.items():
         doc.addResource(QTextDocument.ImageResource, QUrl(f"fig-{key}.png"), img)
     doc.setHtml(text)
-    tmp = out.with_name(out.name + ".part")
-    writer = QPdfWriter(str(tmp))
+    # Printed into memory, then written atomically: a full disk half way leaves no partial PDF behind
+    # (QPdfWriter on a file would stop silently and leave a truncated one).
+    buf = QBuffer()
+    buf.open(QIODevice.WriteOnly)
+    writer = QPdfWriter(buf)
     writer.setPageSize(QPageSize(QPageSize.A4))
     writer.setPageMargins(QMarginsF(*margins_mm), QPageLayout.Millimeter)
     writer.setResolution(300)
     writer.setTitle(rt.words()["title"] + " — " + state.session("A").prompt)
     writer.setCreator(f"gpt2viz {__version__}")
-    try:
-        doc.print_(writer)
-        del writer  # closes the file
-        data = tmp.read_bytes()
-    finally:
-        tmp.unlink(missing_ok=True)
-    if not data.startswith(b"%PDF"):
-        raise WriteError(f"{out}: Qt did not write a PDF")
+    doc.print_(writer)
+    del writer  # ends the PDF
+    buf.close()
+    data = bytes(buf.data())
+    if not data.startswith(b"%PDF") or b"%%EOF" not in data[-64:]:
+        raise WriteError(f"{out}: Qt did not write a complete PDF")
     return atomic_write(out, data, force)
 
 

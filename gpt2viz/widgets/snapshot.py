@@ -14,7 +14,7 @@ from PySide6.QtCore import QBuffer, QCoreApplication, QEvent, QIODevice
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
-from gpt2viz.core.files import WriteError, atomic_write, check_writable
+from gpt2viz.core.files import StagedFiles, WriteError, atomic_write, check_writable
 from gpt2viz.core.interventions import describe
 
 from gpt2viz.core.session import Stage
@@ -216,8 +216,9 @@ def export_all_layers(window, view: str, folder: Path, ext: str = "png", scale: 
     """One figure per layer, a contact sheet of them all, and ``index.json`` describing every file.
 
     Every file and the sheet share one colour scale (or, for the MLP, one activation range). ``folder`` is
-    created when its parent exists. ``progress(done, total)`` returning False cancels (files already written
-    stay, and are indexed).
+    created when its parent exists. ``progress(done, total)`` returning False cancels (the layers already
+    drawn are written, and indexed). The files appear together when the export ends; an error half way (a
+    full disk) leaves none of them, and files that were there before are untouched.
     """
     from gpt2viz.widgets.figures import Ctx, contact_sheet, shared_range, with_layer
 
@@ -231,30 +232,32 @@ def export_all_layers(window, view: str, folder: Path, ext: str = "png", scale: 
     theme = theme_for(window, dark)
     shared = shared_range(view, Ctx(session, session.selection, options=options), n)
     entries = []
-    for L in range(n):
-        if progress and progress(L, n) is False:
-            break
-        sel = with_layer(session.selection, L)
-        fig = figure_of(state, view, options, selection=sel, shared=shared)
-        f = fig.facts
-        path = folder / default_name(f, ext)
-        check_writable(path, force)
-        atomic_write(path, _encode(fig, "." + ext, scale, theme), force)
-        entries.append({**{k.lower(): v for k, v in f.items()}, "file": path.name, "layer": L})
-    index = {"view": view, "model": state.model.name, "files": entries}
-    if entries:
-        f = {k: v for k, v in facts(state, view).items() if k not in ("Layer", "Head")}
-        sheet_facts = {**f, "View": f"{view}-all-layers"}
-        name = default_name(sheet_facts, ext)
-        title = translate("Snapshot", "{view}: every layer of {model}").format(
-            view=view_title(view), model=state.model.name)
-        fig = contact_sheet(view, Ctx(session, session.selection, caption=full_caption(f), facts=sheet_facts,
-                                      options=options), n, title, shared)
-        atomic_write(folder / name, _encode(fig, "." + ext, scale, theme), force)
-        index["contact_sheet"] = name
-        if shared is not None:
-            index["shared_scale"] = list(shared)
-    atomic_write(folder / "index.json", json.dumps(index, indent=1, ensure_ascii=False).encode(), force)
+    # Staged: a failure half way (a full disk) leaves none of this export's files; a cancel keeps, and
+    # indexes, the layers already drawn.
+    with StagedFiles(folder, force) as staged:
+        for L in range(n):
+            if progress and progress(L, n) is False:
+                break
+            sel = with_layer(session.selection, L)
+            fig = figure_of(state, view, options, selection=sel, shared=shared)
+            f = fig.facts
+            name = default_name(f, ext)
+            staged.write(name, _encode(fig, "." + ext, scale, theme))
+            entries.append({**{k.lower(): v for k, v in f.items()}, "file": name, "layer": L})
+        index = {"view": view, "model": state.model.name, "files": entries}
+        if entries:
+            f = {k: v for k, v in facts(state, view).items() if k not in ("Layer", "Head")}
+            sheet_facts = {**f, "View": f"{view}-all-layers"}
+            name = default_name(sheet_facts, ext)
+            title = translate("Snapshot", "{view}: every layer of {model}").format(
+                view=view_title(view), model=state.model.name)
+            fig = contact_sheet(view, Ctx(session, session.selection, caption=full_caption(f), facts=sheet_facts,
+                                          options=options), n, title, shared)
+            staged.write(name, _encode(fig, "." + ext, scale, theme))
+            index["contact_sheet"] = name
+            if shared is not None:
+                index["shared_scale"] = list(shared)
+        staged.write("index.json", json.dumps(index, indent=1, ensure_ascii=False).encode())
     if progress:
         progress(len(entries), n)
     return index

@@ -1259,6 +1259,14 @@
         <translation>请先运行一段提示词：现在还没有可导出的内容。</translation>
     </message>
     <message>
+        <source>The export did not finish: {reason}
+
+No partial file was left behind; files that were there before are unchanged.</source>
+        <translation>导出未完成：{reason}
+
+没有留下不完整的文件；原有的文件保持不变。</translation>
+    </message>
+    <message>
         <source>Export {view}</source>
         <translation>导出“{view}”</translation>
     </message>
@@ -1821,6 +1829,21 @@ B：{tb}</translation>
     <message>
         <source>Position {pos} {token}: the residual stream is the sum every block writes into. Top: its size after each block and the size of what attention and the MLP of that block added. Bottom: how close its direction already is to the final one (1 = same direction).</source>
         <translation>位置 {pos} {token}：残差流是每个模块都往里写的那个总和。上图：每个模块之后它的大小，以及该模块的注意力和前馈网络各加了多大的量。下图：它的方向与最终方向已有多接近（1 = 方向相同）。</translation>
+    </message>
+</context>
+<context>
+    <name>Settings</name>
+    <message>
+        <source>The settings file {file} was damaged and could not be read; it was kept as {kept} and the app started with the default settings.</source>
+        <translation>设置文件 {file} 已损坏，无法读取；它已保留为 {kept}，程序以默认设置启动。</translation>
+    </message>
+    <message>
+        <source>Some settings in {file} had values of the wrong kind and were reset to their defaults: {keys}.</source>
+        <translation>{file} 中有些设置的值类型不对，已恢复为默认值：{keys}。</translation>
+    </message>
+    <message>
+        <source>The settings file {file} cannot be written (read-only file or folder): the app works, but your choices will not be remembered.</source>
+        <translation>设置文件 {file} 无法写入（文件或文件夹是只读的）：程序照常工作，但不会记住你的选择。</translation>
     </message>
 </context>
 <context>

@@ -29,7 +29,8 @@ def _gpt2viz(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     ["snapshot", "--prompt", PROMPT, "--steps", "2", "--view", "data", "--out", "trace.npz"],
     ["run", "--prompt", PROMPT, "--steps", "2", "--json"],
     ["tokenize", PROMPT, "--json"],
-], ids=["snapshot-png", "snapshot-svg", "snapshot-all-layers", "snapshot-data", "run", "tokenize"])
+    ["report", "--prompt", PROMPT, "--out", "report.pdf"],
+], ids=["snapshot-png", "snapshot-svg", "snapshot-all-layers", "snapshot-data", "run", "tokenize", "report"])
 def test_cli_stderr_is_empty(tmp_path, args):
     p = _gpt2viz(tmp_path, *args, "--model", str(ATLAS))
     assert p.returncode == 0, p.stderr

@@ -35,3 +35,24 @@ def test_150_steps_leak_no_threads_timers_widgets_or_plot_items(qtbot, tmp_path)
     assert not leaks, f"grew between the warm-up and the end: {leaks}"
     # memory: loosely (the allocator keeps freed heap for reuse; the bench measures it properly)
     assert r["trimmed"][1] < 1.5 * r["trimmed"][0]
+
+
+def test_marker_curves_keep_one_picture_per_style(qtbot, stepped_window):
+    """pyqtgraph caches a marker picture per pen/brush *object*: colours given as tuples made new objects on
+    every redraw, so the cache grew with every step (found by the 1000-step soak). Made once, it stays put."""
+    import pyqtgraph as pg
+
+    win = stepped_window("l3h4e32")
+    st = win.state
+    for name in ("Residual", "MLP", "Logit lens"):
+        win.detail.setCurrentWidget(win.detail.views[name])
+        for _ in range(6):
+            n = len(st.history.tokens)
+            st.step()
+            qtbot.waitUntil(lambda: not st.busy and len(st.history.tokens) == n + 1, timeout=20000)
+            qtbot.wait(30)
+    atlases = [(type(v).__name__, len(item.scatter.fragmentAtlas)) for v in win.detail.views.values()
+               for item in v.findChildren(pg.PlotWidget) for item in item.getPlotItem().items
+               if isinstance(item, pg.PlotDataItem) and item.opts.get("symbol")]
+    assert len(atlases) >= 6
+    assert all(n <= 2 for _, n in atlases), atlases

@@ -12,6 +12,16 @@ _CMAP = pg.colormap.get("viridis")
 MASKED_RGBA = (110, 110, 110, 255)
 
 
+def symbol_style(brush=(50, 50, 150), pen=(200, 200, 200)) -> dict:
+    """``symbolPen`` / ``symbolBrush`` for a curve with markers, as Qt objects made once (pyqtgraph's defaults).
+
+    pyqtgraph caches each marker picture under the identity of its pen and brush objects: colours given as
+    tuples become new objects on every ``setData``, so every redraw added a picture to the cache (found by
+    the 1000-step soak). Objects made once keep the cache at one picture per curve.
+    """
+    return {"symbolPen": pg.mkPen(pen), "symbolBrush": pg.mkBrush(brush)}
+
+
 def themed_plot(widget: QWidget, **kw) -> pg.PlotWidget:
     """A PlotWidget in the window's palette (light or dark), no context menu."""
     pal = widget.palette()

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QHBoxLayout, QSplitt
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.lens import MAX_POSITIONS, LensGrid, LensTarget, lens_grid, lens_target
-from gpt2viz.widgets.views.common import LazyView, note, themed_plot
+from gpt2viz.widgets.views.common import LazyView, note, symbol_style, themed_plot
 
 
 class LensView(LazyView):
@@ -26,7 +26,7 @@ class LensView(LazyView):
         self.target = QLineEdit()
         self.target.editingFinished.connect(self.refresh_target)
         self.chart = themed_plot(self)
-        self.prob_curve = self.chart.plot([], [], symbol="o", pen=(70, 130, 200))
+        self.prob_curve = self.chart.plot([], [], symbol="o", pen=(70, 130, 200), **symbol_style())
         # the run without the interventions in force, dashed grey (empty when there are none)
         self.base_curve = self.chart.plot([], [], pen=pg.mkPen((128, 128, 128), style=Qt.DashLine))
         self.rank_label = note()

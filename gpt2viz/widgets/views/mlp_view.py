@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QSplitter, QTable
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.mlp import ACTIVE, MlpSummary, mlp_summary
-from gpt2viz.widgets.views.common import LazyView, layer_box, note, sync_layer_box, themed_plot
+from gpt2viz.widgets.views.common import LazyView, layer_box, note, symbol_style, sync_layer_box, themed_plot
 
 
 class MlpView(LazyView):
@@ -22,7 +22,7 @@ class MlpView(LazyView):
         self.caption = note()
         self.acts = themed_plot(self)
         self.curve = self.acts.plot([], [], pen=pg.mkPen((70, 130, 200), width=1))
-        self.marker = self.acts.plot([], [], pen=None, symbol="o", symbolBrush=(230, 140, 20))
+        self.marker = self.acts.plot([], [], pen=None, symbol="o", **symbol_style((230, 140, 20)))
         self.table = QTableWidget(0, 3)
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)

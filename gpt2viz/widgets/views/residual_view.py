@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.residual import residual_summary
-from gpt2viz.widgets.views.common import LazyView, note, themed_plot
+from gpt2viz.widgets.views.common import LazyView, note, symbol_style, themed_plot
 
 
 class ResidualView(LazyView):
@@ -20,11 +20,11 @@ class ResidualView(LazyView):
         self.caption = note()
         self.norms = themed_plot(self)
         self.legend = self.norms.addLegend(offset=(10, 10))
-        self.resid_curve = self.norms.plot([], [], pen=pg.mkPen((70, 130, 200), width=2), symbol="o")
-        self.attn_curve = self.norms.plot([], [], pen=pg.mkPen((230, 140, 20), width=2), symbol="t")
-        self.mlp_curve = self.norms.plot([], [], pen=pg.mkPen((46, 160, 67), width=2), symbol="s")
+        self.resid_curve = self.norms.plot([], [], pen=pg.mkPen((70, 130, 200), width=2), symbol="o", **symbol_style())
+        self.attn_curve = self.norms.plot([], [], pen=pg.mkPen((230, 140, 20), width=2), symbol="t", **symbol_style())
+        self.mlp_curve = self.norms.plot([], [], pen=pg.mkPen((46, 160, 67), width=2), symbol="s", **symbol_style())
         self.cos = themed_plot(self)
-        self.cos_curve = self.cos.plot([], [], pen=pg.mkPen((150, 80, 200), width=2), symbol="o")
+        self.cos_curve = self.cos.plot([], [], pen=pg.mkPen((150, 80, 200), width=2), symbol="o", **symbol_style())
         lay = QVBoxLayout(self)
         lay.addWidget(self.caption)
         lay.addWidget(self.norms, 1)
