@@ -57,7 +57,11 @@ def installed(tmp_path_factory):
     site = Path(_sh([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
     parent = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (site / "_gpt2viz_test_deps.pth").write_text("".join(p + "\n" for p in sorted(parent)))
-    _sh([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "-q", str(wheel)])
+    # --ignore-installed: the running environment (seen through the .pth) may hold gpt2viz itself, an
+    # editable install as CI makes; pip would call the wheel "already satisfied" and install nothing.
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    _sh([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "--ignore-installed",
+         "-q", str(wheel)], env=clean)
     home = root / "home"
     work = root / "elsewhere"
     home.mkdir()
