@@ -18,7 +18,7 @@ if [ -x "$SHOT" ]; then
   done
   # ablation, compare, patching, causal trace (issue 13): a taller screen, the analyses need room
   B="The capital of Germany is"
-  shot13() { local name=$1; shift; (unset QT_QPA_PLATFORM; "$SHOT" "docs/views/$name.png" --size 1800x1350 --wait 8 -- python -m gpt2viz --prompt "$P" "$@"); }
+  shot13() { local name=$1; shift; (unset QT_QPA_PLATFORM; "$SHOT" "docs/views/$name.png" --size 1800x1350 --wait 8 -- python -m gpt2viz --lang en --prompt "$P" "$@"); }
   shot13 ablation --ablate-head 4.1 --ablate-mlp 4
   shot13 compare --compare "$B"
   shot13 patching --compare "$B" --analysis patching
@@ -27,15 +27,15 @@ fi
 
 export QT_QPA_PLATFORM=offscreen
 python scripts/view_screenshots.py --out docs/views --layer 1 --head 3 >/dev/null
+rm -f docs/views/window.png  # the README shows the real X window instead
 for v in attention lens chart; do g snapshot --prompt "$P" --view "$v" --layer 1 --head 3 --scale 2 --out "docs/exports/$v.png" --force; done
 g snapshot --prompt "$P" --view patching --corrupt "The capital of Germany is" --scale 2 --out docs/exports/patching.png --force
 g snapshot --prompt "$P" --view causal-trace --subject " France" --scale 2 --out docs/exports/causal-trace.png --force
 g snapshot --prompt "$P" --compare "The capital of Germany is" --view lens --scale 2 --out docs/exports/compare-lens.png --force
 tmp=$(mktemp -d)
 g snapshot --prompt "$P" --view attention --all-layers --out "$tmp/all" --force
-cp "$tmp"/all/*sheet*.png docs/exports/attention-all-layers.png
+cp "$tmp"/all/*all-layers.png docs/exports/attention-all-layers.png
 g report --prompt "$P" --out "$tmp/report.pdf" --force
-pdftoppm -png -r 60 -f 1 -l 2 "$tmp/report.pdf" "$tmp/page"
-cp "$tmp"/page-1.png docs/report/page-1.png; cp "$tmp"/page-2.png docs/report/page-2.png
+for n in 1 2; do pdftoppm -png -r 60 -f $n -l $n -singlefile "$tmp/report.pdf" "docs/report/page-$n"; done
 rm -rf "$tmp"
 echo "docs/ regenerated; look at every picture before committing"
