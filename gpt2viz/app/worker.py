@@ -63,6 +63,9 @@ class InferenceWorker(QObject):
         super().__init__()
         self.gens: dict[str, Generator] = {}
         self.weights: dict[str, Weights] = {}
+        # Per session: (model, tokens, KV cache, result) of the last run without interventions, so the
+        # ghost of a step costs one cached position, and Back / Reset / a repeated emit cost nothing.
+        self._base: dict[str, tuple] = {}
         # Newest start/load request per session. Written from the GUI thread while this thread runs, so
         # it is read and written only under the lock (queued calls could not overtake the queue they skip).
         self._barrier: dict[str, int] = {}
@@ -104,11 +107,20 @@ class InferenceWorker(QObject):
         from gpt2viz.core.hooks import block_hook
         from gpt2viz.core.stepper import Frame
 
-        n_layer = gen.model.config.n_layer
+        model, tokens = gen.model, tuple(h.tokens)
+        prev = self._base.get(session)
+        if prev is not None and prev[0] is model and prev[1] == tokens:
+            return prev[3]
+        n_layer = model.config.n_layer
         hooks = [block_hook(L, "hook_resid_post") for L in range(n_layer)] + [block_hook(0, "hook_resid_pre")]
-        trace, _ = gen.model.run(list(h.tokens), hooks=hooks)
-        clean = History((Frame(h.tokens, trace, 0.0),), h.prompt_len)
-        return trace.last_logits, lens_at(clean, self.weights[session], n_layer, len(h.tokens) - 1)
+        if prev is not None and prev[0] is model and len(prev[1]) < len(tokens) and tokens[:len(prev[1])] == prev[1]:
+            trace, cache = model.run(list(tokens[len(prev[1]):]), prev[2], hooks=hooks)  # only the new positions
+        else:
+            trace, cache = model.run(list(tokens), hooks=hooks)
+        clean = History((Frame(tokens, trace, 0.0),), h.prompt_len)
+        result = trace.last_logits, lens_at(clean, self.weights[session], n_layer, len(tokens) - 1)
+        self._base[session] = (model, tokens, cache, result)
+        return result
 
     def _guard(self, req: int, session: str, fn) -> None:
         if self._stale(session, req):

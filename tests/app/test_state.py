@@ -161,3 +161,37 @@ def test_a_prompt_typed_while_a_model_loads_runs_on_that_model(qtbot, state, exp
     assert pipeline_summary(state.session("A")) is not None  # reads every layer of the history
     assert {k for k in state.history.current.trace.hooks if k.endswith("hook_resid_post")} == \
         {f"blocks.{L}.hook_resid_post" for L in range(3)}
+
+
+def test_the_ghost_under_interventions_is_the_run_without_them_after_steps_and_back(qtbot, state):
+    """The baseline (chart ghost, dashed lens) follows the tokens: after steps (cached on the worker) and
+    after Back it equals a fresh run of the same tokens without interventions."""
+    from gpt2viz.core.analysis import lens_at
+    from gpt2viz.core.interventions import HeadAblation
+
+    state.run_prompt("The capital of France is")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    state.add_intervention(HeadAblation(1, 0))
+    qtbot.waitUntil(lambda: not state.busy and state.session("A").baseline is not None, timeout=20000)
+    s = state.session("A")
+
+    def check():
+        tokens = list(state.history.tokens)
+        trace, _ = state.model.run(tokens)
+        logits, lens = s.baseline
+        np.testing.assert_allclose(logits, trace.last_logits, rtol=0, atol=1e-4 * np.abs(trace.last_logits).max())
+        from gpt2viz.core.stepper import Frame, History
+
+        clean = History((Frame(tuple(tokens), trace, 0.0),), len(tokens))
+        want = lens_at(clean, state.weights, state.model.config.n_layer, len(tokens) - 1)
+        np.testing.assert_allclose(lens, want, rtol=0, atol=1e-4 * np.abs(want).max())
+        assert not np.allclose(logits, state.history.current.logits)  # the ablation does change the answer
+
+    check()
+    for n in (6, 7):
+        state.step()
+        qtbot.waitUntil(lambda n=n: not state.busy and len(state.history.tokens) == n, timeout=20000)
+        check()
+    state.back()
+    qtbot.waitUntil(lambda: not state.busy and len(state.history.tokens) == 6, timeout=20000)
+    check()
