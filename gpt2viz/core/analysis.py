@@ -52,7 +52,7 @@ def focused_head(pattern_row: np.ndarray) -> tuple[int, int, float]:
 def nearest_tokens(weights: Weights, vector: np.ndarray, k: int = 10, exclude=()) -> list[tuple[int, float]]:
     """The ``k`` vocabulary tokens whose embeddings have the highest cosine similarity to ``vector``."""
     v = np.asarray(vector, dtype=np.float32)
-    sims = weights.unit_embeddings @ (v / max(float(np.linalg.norm(v)), 1e-12))
+    sims = (weights.W_U @ (v / max(float(np.linalg.norm(v)), 1e-12))) / weights.embedding_norms
     if exclude:
         sims[list(exclude)] = -np.inf
     idx = np.argpartition(-sims, k)[:k]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ import numpy as np
 import onnxruntime as ort
 
 from gpt2viz.core.hooks import hook_names, hook_shapes
-from gpt2viz.core.manifest import (DATA_FILE, MODEL_FILE, TOKENIZER_FILE, ModelConfig, ModelFolderError, config_of,
+from gpt2viz.core.manifest import (MODEL_FILE, TOKENIZER_FILE, ModelConfig, ModelFolderError, config_of,
                                    read_manifest, redo_hint, verify_files)
 from gpt2viz.core.tokenizer import GPT2Tokenizer
 from gpt2viz.core.trace import Trace
@@ -30,6 +31,7 @@ class Cancelled(RuntimeError):
 # same in chunks at ~1.2 GB. A cached chunk is what a step is, which export validation checks against
 # transformers; chunked == one-shot to 1e-5 (tested).
 CHUNK = 128
+ONDEMAND_SESSIONS = 6  # on-demand sub-graph sessions kept open (see Model.ondemand_session)
 
 
 @dataclass(frozen=True)
@@ -95,8 +97,8 @@ class Model:
         # A format-2 graph carries the intervention inputs. Fed with their no-op defaults they still
         # cost 60-120 tiny Mul/Add nodes per call (measured on GPT-2 small: a cached step 1.30x), so
         # calls without interventions run the same graph with those nodes stripped (built in memory
-        # from the file; today's graph exactly), and the intervention graph gets its own session the
-        # first time an intervention is asked for (then the weights are held twice).
+        # from the file's skeleton; today's graph exactly), and the intervention graph gets its own
+        # session the first time an intervention is asked for (then the weights are held twice).
         try:
             self.session, self._iv_inputs = self._open_sessions(path)
         except Exception as e:  # onnxruntime raises its own exception types for bad graphs
@@ -121,41 +123,52 @@ class Model:
         self.supports_interventions = bool(self._iv_inputs)
 
     def _open_sessions(self, path: Path):
-        import onnx
-
         from gpt2viz.core.export.surgery import strip_interventions
         from gpt2viz.core.hooks import intervention_inputs
-
         from gpt2viz.core.ondemand import cut_graphs
+        from gpt2viz.core.onnx_file import read_skeleton, session_options_for
 
-        providers = ["CPUExecutionProvider"]
+        # One scan of the file: the graph without its weights (the skeleton) and where each weight lies.
+        # Every session below is a graph made from the skeleton and reads its weights from the file
+        # itself, so no copy of them is ever held in Python (a parsed 500 MB graph, then its serialized
+        # bytes, was the load's peak: 2.1 GB for GPT-2 small; now 0.86 GB).
+        self.layout = read_skeleton(path)
+        skeleton, stored = self.layout
+        self._file_ids = {name: _identity(self.folder / name) for name in {s.file for s in stored.values()}}
+        session_options_for(self.folder, self._opts)
         self._iv_session = None
-        self._ondemand_sessions: dict = {}
-        if (self.folder / DATA_FILE).exists():  # > 2 GB: one session on the file (no in-memory copy)
-            sess = ort.InferenceSession(str(path), self._opts, providers=providers)
-            self._iv_session = sess
-            # Graph without weights, for the attention sub-graphs (MLP ones would need the weights in
-            # memory twice: those hooks are kept in full for such models).
-            skeleton = onnx.load(str(path), load_external_data=False)
-            self._cuts = {k: v for k, v in cut_graphs(skeleton, self.config.n_layer, mlp=False).items()}
-            del skeleton
-            return sess, {i.name for i in sess.get_overridable_initializers()}
-        proto = onnx.load(str(path))
+        self._ondemand_sessions: OrderedDict = OrderedDict()
         # Cut before stripping, so MLP sub-graphs keep the hook_post intervention inputs.
-        self._cuts = cut_graphs(proto, self.config.n_layer)
-        names = {i.name for i in proto.graph.input}
+        self._cuts = cut_graphs(skeleton, self.config.n_layer)
+        self._iv_blob = skeleton.SerializeToString()
+        names = {i.name for i in skeleton.graph.input}
         ivs = set(intervention_inputs(self.config.n_layer)) & names
         if ivs:
-            strip_interventions(proto, keep_last=True)
-        # The parsed graph, its bytes and onnxruntime's copy would be three copies of the weights at once
-        # (the load's peak memory): drop each as soon as the next exists.
-        blob = proto.SerializeToString()
-        del proto
-        release_memory()
-        sess = ort.InferenceSession(blob, self._opts, providers=providers)
-        del blob
+            stripped = type(skeleton)()
+            stripped.CopyFrom(skeleton)
+            strip_interventions(stripped, keep_last=True)
+            blob = stripped.SerializeToString()
+        else:
+            blob = self._iv_blob
+        sess = ort.InferenceSession(blob, self._opts, providers=["CPUExecutionProvider"])
+        if not ivs:
+            self._iv_session = sess
         release_memory()
         return sess, ivs
+
+    def _check_files(self) -> None:
+        """Refuse to open a graph on weight files that were deleted or replaced since the model was opened:
+        the skeleton's offsets would read another file's bytes."""
+        for name, ident in self._file_ids.items():
+            f = self.folder / name
+            try:
+                now = _identity(f)
+            except OSError:
+                raise ModelFolderError(f"{f} was moved or deleted after the model was opened; open the model "
+                                       "again to use this") from None
+            if now != ident:
+                raise ModelFolderError(f"{f} changed on disk after the model was opened; open the model again "
+                                       "to use this")
 
     @property
     def intervention_session(self):
@@ -163,17 +176,23 @@ class Model:
         if not self.supports_interventions:
             self.intervention_feeds((), 0, 1)  # raises the upgrade message
         if self._iv_session is None:
-            self._iv_session = ort.InferenceSession(str(self.folder / MODEL_FILE), self._opts,
-                                                    providers=["CPUExecutionProvider"])
+            self._check_files()
+            self._iv_session = ort.InferenceSession(self._iv_blob, self._opts, providers=["CPUExecutionProvider"])
         return self._iv_session
 
     def ondemand_session(self, layer: int, family: str):
         """The session of block ``layer``'s ``"attn"`` or ``"mlp"`` sub-graph and the hooks it reads."""
         key = (layer, family)
         if key not in self._ondemand_sessions:
+            self._check_files()
             blob, reads = self._cuts[key]
             sess = ort.InferenceSession(blob, self._ondemand_opts(), providers=["CPUExecutionProvider"])
             self._ondemand_sessions[key] = (sess, reads)
+            # An MLP sub-graph holds its block's two weight matrices (19 MB on GPT-2 small, 67 MB on
+            # gpt2-large); opening one again takes ~30 ms, so only the newest few are kept.
+            while len(self._ondemand_sessions) > ONDEMAND_SESSIONS:
+                self._ondemand_sessions.popitem(last=False)
+        self._ondemand_sessions.move_to_end(key)
         return self._ondemand_sessions[key]
 
     def _ondemand_opts(self) -> ort.SessionOptions:
@@ -184,7 +203,9 @@ class Model:
         opts.intra_op_num_threads = self._opts.intra_op_num_threads
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.enable_cpu_mem_arena = False
-        return opts
+        from gpt2viz.core.onnx_file import session_options_for
+
+        return session_options_for(self.folder, opts)
 
     def ondemand_hooks(self, positions: int, past_length: int) -> frozenset[str]:
         """Hooks a call of ``positions`` after ``past_length`` cached ones leaves to on-demand sub-graphs."""
@@ -334,6 +355,11 @@ class Model:
                                     f"upgrade it with `gpt2viz export {self.folder} --upgrade` or export it again")
         validate(interventions, self.config.dims, self.config.n_positions)
         return feeds(interventions, start, length, self.config.dims, means)
+
+
+def _identity(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def release_memory() -> None:

@@ -11,12 +11,14 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
-import onnx
 from onnx import numpy_helper
 
 
 class Weights:
-    """Named parameters of an exported GPT-2, loaded on first use.
+    """Named parameters of an exported GPT-2, read on first use.
+
+    The parameters are read-only views of ``model.onnx`` (or its external data) on a memory map: pages
+    come from disk when an analysis reads them, and the file's bytes are never copied into Python.
 
     Parameters
     ----------
@@ -24,27 +26,36 @@ class Weights:
         The folder's ``model.onnx`` (external data next to it is read too).
     eps : float
         LayerNorm epsilon from the manifest.
+    layout : tuple, optional
+        ``Model.layout`` (the skeleton and where each weight lies), so the file is not scanned again.
     """
 
-    def __init__(self, model_file: str | Path, eps: float = 1e-5):
+    def __init__(self, model_file: str | Path, eps: float = 1e-5, layout=None):
         self.model_file = Path(model_file)
         self.eps = float(eps)
+        self._layout = layout
 
     @cached_property
-    def _table(self) -> dict[str, np.ndarray]:
-        m = onnx.load(str(self.model_file), load_external_data=True)
-        table = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
-        for node in m.graph.node:  # deduplicated parameters: out = Identity(stored)
+    def _table(self) -> dict[str, object]:
+        from gpt2viz.core.onnx_file import WeightFiles, read_skeleton
+
+        skeleton, stored = self._layout or read_skeleton(self.model_file)
+        self._files = WeightFiles(self.model_file.parent, stored)
+        # Small initializers are in the skeleton itself; large ones are named here and mapped when read.
+        table: dict[str, object] = {t.name: numpy_helper.to_array(t) for t in skeleton.graph.initializer
+                                    if t.name not in stored}
+        table.update({name: name for name in stored})
+        for node in skeleton.graph.node:  # deduplicated parameters: out = Identity(stored)
             if node.op_type == "Identity" and node.input[0] in table and node.output[0] not in table:
                 table[node.output[0]] = table[node.input[0]]
-        self._lens_session = self._open_lens(m)  # while the graph is in memory (reading it again costs seconds)
+        self._lens_session = self._open_lens(skeleton)
         return table
 
-    @staticmethod
-    def _open_lens(m):
+    def _open_lens(self, m):
         import onnxruntime as ort
 
         from gpt2viz.core.ondemand import lens_graph
+        from gpt2viz.core.onnx_file import session_options_for
 
         try:
             blob = lens_graph(m)
@@ -53,14 +64,16 @@ class Weights:
         opts = ort.SessionOptions()
         opts.log_severity_level = 3
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as the model's (runtime.py)
-        return ort.InferenceSession(blob, opts, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(blob, session_options_for(self.model_file.parent, opts),
+                                    providers=["CPUExecutionProvider"])
 
     def get(self, name: str) -> np.ndarray:
-        """A parameter by its PyTorch name, e.g. ``transformer.ln_f.weight``."""
+        """A parameter by its PyTorch name, e.g. ``transformer.ln_f.weight`` (read-only)."""
         try:
-            return self._table[name]
+            entry = self._table[name]
         except KeyError:
             raise KeyError(f"parameter {name!r} not found in {self.model_file}") from None
+        return self._files.array(entry) if isinstance(entry, str) else entry
 
     @property
     def W_U(self) -> np.ndarray:
@@ -72,10 +85,10 @@ class Weights:
         return self.get(f"transformer.h.{layer}.mlp.c_proj.weight")
 
     @cached_property
-    def unit_embeddings(self) -> np.ndarray:
-        """[V, E] token embeddings scaled to unit length, for cosine-similarity searches."""
-        W = self.W_U.astype(np.float32)
-        return W / np.maximum(np.linalg.norm(W, axis=1, keepdims=True), 1e-12)
+    def embedding_norms(self) -> np.ndarray:
+        """[V] lengths of the token embeddings, for cosine-similarity searches (a unit-length copy of
+        the matrix would hold it twice: 154 MB for GPT-2 small)."""
+        return np.maximum(np.linalg.norm(self.W_U, axis=1), 1e-12).astype(np.float32)
 
     def ln_final(self, x: np.ndarray) -> np.ndarray:
         """The final LayerNorm applied to residual vectors [..., E]."""

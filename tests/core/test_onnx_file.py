@@ -1,0 +1,100 @@
+"""The skeleton reader: graphs made from it compute what the file computes, weights are the file's own,
+and a file replaced after opening is refused instead of read at the old offsets."""
+
+import os
+import shutil
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, numpy_helper
+
+import gpt2viz.core.onnx_file as onnx_file
+from gpt2viz.core.interventions import HeadAblation
+from gpt2viz.core.manifest import ModelFolderError
+from gpt2viz.core.onnx_file import OnnxFileError, WeightFiles, read_skeleton
+from gpt2viz.core.runtime import Model
+from gpt2viz.core.weights import Weights
+
+
+@pytest.fixture
+def stub_everything(monkeypatch):
+    """Leave every initializer with raw data in the file (tiny configs' weights are mostly < 64 KB)."""
+    monkeypatch.setattr(onnx_file, "STUB_FROM", 1)
+
+
+def test_skeleton_points_at_the_files_own_bytes(exported, stub_everything):
+    path = exported["l2h2e16"] / "model.onnx"
+    full = onnx.load(str(path))
+    skeleton, stored = read_skeleton(path)
+    assert skeleton.ByteSize() < full.ByteSize() / 10
+    assert [n.name for n in skeleton.graph.node] == [n.name for n in full.graph.node]
+    files = WeightFiles(path.parent, stored)
+    expected = {t.name: numpy_helper.to_array(t) for t in full.graph.initializer}
+    assert set(stored) and set(stored) <= set(expected)
+    for t in skeleton.graph.initializer:
+        if t.name in stored:
+            assert t.data_location == TensorProto.EXTERNAL and not t.raw_data
+            a = files.array(t.name)
+            assert not a.flags.writeable
+            np.testing.assert_array_equal(a, expected[t.name])
+        else:  # kept in the skeleton: no raw data to leave behind
+            np.testing.assert_array_equal(numpy_helper.to_array(t), expected[t.name])
+
+
+def test_model_on_the_skeleton_equals_the_file_run_by_onnxruntime(exported, stub_everything):
+    folder = exported["l3h4e32"]
+    model = Model(folder)
+    ref = ort.InferenceSession(str(folder / "model.onnx"), providers=["CPUExecutionProvider"])
+    ids = [464, 3139, 286, 4881, 318]
+    trace, cache = model.run(ids, hooks=model.hook_names, keep_all_logits=True)
+    feed = {"input_ids": np.asarray([ids]), "attention_mask": np.ones((1, 5), np.int64),
+            "position_ids": np.arange(5)[None]}
+    for i in ref.get_inputs():
+        if i.name.startswith("past_key_values."):
+            feed[i.name] = np.zeros((1, model.config.n_head, 0, model.config.d_head), np.float32)
+    outs = ref.run(["logits", *model.hook_names], feed)
+    np.testing.assert_array_equal(trace["logits"], outs[0][0])
+    for name, value in zip(model.hook_names, outs[1:]):
+        np.testing.assert_array_equal(trace.hooks[name], value[0], err_msg=name)
+    # A cached step and the intervention graph read the same weights.
+    step, _ = model.run([13], cache)
+    abl, _ = model.run(ids, interventions=(HeadAblation(1, 2),))
+    assert np.isfinite(step.last_logits).all() and not np.array_equal(abl.last_logits, trace.last_logits)
+
+
+def test_weights_are_the_files_parameters(exported, stub_everything):
+    folder = exported["l2h2e16"]
+    model = Model(folder)
+    full = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(folder / "model.onnx")).graph.initializer}
+    for w in (Weights(folder / "model.onnx", layout=model.layout), Weights(folder / "model.onnx")):
+        np.testing.assert_array_equal(w.W_U, full["transformer.wte.weight"])
+        np.testing.assert_array_equal(w.W_out(1), full["transformer.h.1.mlp.c_proj.weight"])
+        norms = np.linalg.norm(full["transformer.wte.weight"], axis=1)
+        np.testing.assert_allclose(w.embedding_norms, norms, rtol=1e-6)
+
+
+def test_a_file_replaced_or_deleted_after_opening_is_refused_not_misread(exported, tmp_path, stub_everything):
+    folder = tmp_path / "m"
+    shutil.copytree(exported["l2h2e16"], folder)
+    model = Model(folder)
+    ids = [464, 3139, 286, 4881, 318]
+    before, cache = model.run(ids)
+    shutil.copyfile(exported["l3h4e32"] / "model.onnx", folder / "model.onnx.new")
+    os.replace(folder / "model.onnx.new", folder / "model.onnx")
+    # The open session keeps working: it holds its weights.
+    again, _ = model.run(ids)
+    np.testing.assert_array_equal(again.last_logits, before.last_logits)
+    with pytest.raises(ModelFolderError, match="changed on disk after the model was opened"):
+        model.intervention_session
+    shutil.rmtree(folder)
+    with pytest.raises(ModelFolderError, match="moved or deleted after the model was opened"):
+        model.ondemand_session(0, "attn")
+
+
+def test_not_an_onnx_file_is_a_clear_error(tmp_path):
+    bad = tmp_path / "model.onnx"
+    bad.write_bytes(b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")
+    with pytest.raises(OnnxFileError):
+        read_skeleton(bad)
