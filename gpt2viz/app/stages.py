@@ -57,7 +57,10 @@ def cell_text(stage: Stage, s: PipelineSummary, show) -> str:
 
 
 def explain(stage: Stage, s: PipelineSummary, show) -> str:
-    """A few sentences on what ``stage`` does to the token at the summary's position, with its numbers."""
+    """A few sentences on what ``stage`` does to the token at the summary's position, with its numbers.
+
+    The stage's title is not part of it: every caller shows :func:`stage_title` in front of it.
+    """
     def q(i):
         return translate("Stages", "“{token}”").format(token=show(int(i)))
 
@@ -77,12 +80,12 @@ def explain(stage: Stage, s: PipelineSummary, show) -> str:
             pos_norm=s.pos_norm, sum_norm=s.sum_norm)
     if k is StageKind.BLOCK:
         b = s.blocks[stage.layer]
-        return translate("Stages", "Block {layer}: {n_head} attention heads let {token} read earlier tokens; head {head} puts "
+        return translate("Stages", "Its {n_head} attention heads let {token} read earlier tokens; head {head} puts "
                    "{weight:.0%} of its attention on {key_token} (position {key}). Attention adds a vector "
                    "of norm {attn_norm:.2f}, then the MLP's {d_mlp:,} neurons add norm {mlp_norm:.2f}; the "
                    "residual's norm is now {resid_norm:.2f}. Read out here, it would predict {lens_token} "
                    "({lens_prob:.0%}).").format(
-            layer=b.layer, n_head=s.n_head, token=here, head=b.head, weight=b.weight, key_token=q(_token_at(s, b)),
+            n_head=s.n_head, token=here, head=b.head, weight=b.weight, key_token=q(_token_at(s, b)),
             key=b.key, attn_norm=b.attn_norm, d_mlp=s.d_mlp, mlp_norm=b.mlp_norm, resid_norm=b.resid_norm,
             lens_token=q(b.lens_token), lens_prob=b.lens_prob)
     if k is StageKind.LN_FINAL:

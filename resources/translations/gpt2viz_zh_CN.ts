@@ -2040,8 +2040,8 @@ max {logit:.1f}</source>
         <translation>在一张由 {vocab:,} 个训练得来的向量（每个 {n_embd} 个数）组成的表里查出 {token}（范数 {embed_norm:.2f}），再加上位置 {position} 的向量（范数 {pos_norm:.2f}）。两者之和（范数 {sum_norm:.2f}）就是残差流的起点，之后每个模块都从中读取、向其写入。</translation>
     </message>
     <message>
-        <source>Block {layer}: {n_head} attention heads let {token} read earlier tokens; head {head} puts {weight:.0%} of its attention on {key_token} (position {key}). Attention adds a vector of norm {attn_norm:.2f}, then the MLP&apos;s {d_mlp:,} neurons add norm {mlp_norm:.2f}; the residual&apos;s norm is now {resid_norm:.2f}. Read out here, it would predict {lens_token} ({lens_prob:.0%}).</source>
-        <translation>模块 {layer}：{n_head} 个注意力头让 {token} 读取前面的词元；头 {head} 把 {weight:.0%} 的注意力放在 {key_token}（位置 {key}）上。注意力加入一个范数为 {attn_norm:.2f} 的向量，随后前馈网络的 {d_mlp:,} 个神经元再加入范数 {mlp_norm:.2f}；此时残差流的范数为 {resid_norm:.2f}。如果在这里读出，它会预测 {lens_token}（{lens_prob:.0%}）。</translation>
+        <source>Its {n_head} attention heads let {token} read earlier tokens; head {head} puts {weight:.0%} of its attention on {key_token} (position {key}). Attention adds a vector of norm {attn_norm:.2f}, then the MLP&apos;s {d_mlp:,} neurons add norm {mlp_norm:.2f}; the residual&apos;s norm is now {resid_norm:.2f}. Read out here, it would predict {lens_token} ({lens_prob:.0%}).</source>
+        <translation>该模块的 {n_head} 个注意力头让 {token} 读取前面的词元；头 {head} 把 {weight:.0%} 的注意力放在 {key_token}（位置 {key}）上。注意力加入一个范数为 {attn_norm:.2f} 的向量，随后前馈网络的 {d_mlp:,} 个神经元再加入范数 {mlp_norm:.2f}；此时残差流的范数为 {resid_norm:.2f}。如果在这里读出，它会预测 {lens_token}（{lens_prob:.0%}）。</translation>
     </message>
     <message>
         <source>The final LayerNorm recentres and rescales the residual (norm {norm_in:.2f} → {norm_out:.2f}) so the unembedding sees a vector of standard size.</source>

@@ -94,6 +94,20 @@ def test_stage_explanation_uses_the_cell_numbers(sess):
         explain(st, s, show), cell_text(st, s, show)  # every stage has words
 
 
+def test_stage_explanation_does_not_repeat_the_title(sess):
+    # the pipeline widget and figure put the title in front ("Block 1. ..."): the explanation must not
+    # say it again ("Block 1. Block 1: ...")
+    from gpt2viz.app.stages import explain, stage_title
+
+    s = pipeline_summary(sess)
+    show = sess.model.tokenizer.token_display
+    for st in stages(3):
+        title, text = stage_title(st), explain(st, s, show)
+        assert f"{title}:" not in text and f"{title}." not in text, (title, text)
+        if st.is_block:
+            assert title not in text, (title, text)
+
+
 def test_chart_summary_is_the_distribution(sess):
     sess.set_sampling(temperature=0.7, top_k=3, seed=1)
     try:

@@ -121,6 +121,7 @@ def test_selecting_position_and_stage_updates_the_pipeline(qtbot, window):
     assert st.head == b.head  # the block opens on the head its cell shows
     text = pipe.explanation.text()
     assert text.startswith("<b>Block 1.</b>") and f"head {b.head} puts {b.weight:.0%}" in text
+    assert text.count("Block 1") == 1  # the title once, not "Block 1. Block 1: ..."
     qtbot.mouseClick(pipe.next_btn, Qt.LeftButton)
     assert st.stage == Stage.block(2)
     qtbot.mouseClick(pipe.prev_btn, Qt.LeftButton)
