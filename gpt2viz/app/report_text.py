@@ -129,6 +129,8 @@ def words() -> dict[str, str]:
         "repro": translate("Report", "Reproducibility"),
         "sha": translate("Report", "Model files (sha256)"),
         "settings": translate("Report", "Settings"),
+        "settings_line": translate("Report", "temperature {temperature}, top-k {top_k}, top-p {top_p}, seed {seed}; "
+                                   "{steps} step(s) after the prompt"),
         "version": translate("Report", "gpt2viz version"),
         "command": translate("Report", "Command"),
         "interventions": translate("Report", "Interventions"),

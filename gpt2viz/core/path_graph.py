@@ -1,5 +1,8 @@
 """View models of the Path view: a contribution graph over layers × positions and ranked bars.
 
+Numbers, ids and token texts only: the parts' names and the largest source's sentence are worded in
+:mod:`gpt2viz.app.attribution_text`, where they are translated.
+
 The graph is *DLA-weighted*: every edge is one part's direct logit attribution (see
 :mod:`gpt2viz.core.attribution`), so edges are signed and, before pruning, add up exactly to the logit
 minus the final LayerNorm's bias term. Meta's LLM Transparency Tool weighs edges by how much of each
@@ -39,7 +42,6 @@ class PathEdge:
     y1: float
     value: float
     share: float  # |value| / Σ |value| of the kept edges (renormalised after pruning)
-    label: str
 
 
 @dataclass(frozen=True)
@@ -53,14 +55,28 @@ class PathNode:
 
 @dataclass(frozen=True)
 class Bar:
-    """One bar of the ranked chart."""
+    """One bar of the ranked chart: a part (``kind``, ``layer``, ``head``) and its value.
 
-    label: str
+    A head's bar also names the source position it carried most and that token's visible text.
+    """
+
     value: float
     kind: str
     layer: int | None = None
     head: int | None = None
     source: int | None = None
+    source_text: str = ""
+
+
+@dataclass(frozen=True)
+class TopSource:
+    """The largest single (source token, head) contribution: its position and text, the head, the value."""
+
+    position: int
+    token_text: str
+    layer: int
+    head: int
+    value: float
 
 
 @dataclass(frozen=True)
@@ -96,8 +112,8 @@ class PathSummary:
         Σ |kept| / total.
     bars : tuple[Bar, ...]
         Largest pushes (descending), then largest pulls (most negative last).
-    headline : str
-        The largest source-token contribution as a sentence.
+    top_source : TopSource
+        The largest single source-token contribution (through one head).
     message : str
         Why a typed target was not used ("" when it was, or none was typed).
     """
@@ -119,7 +135,7 @@ class PathSummary:
     dropped: int
     kept_fraction: float
     bars: tuple[Bar, ...]
-    headline: str
+    top_source: TopSource
     message: str = ""
 
 
@@ -127,14 +143,14 @@ def _parts(attr: Attribution) -> list[PathEdge]:
     """Every part as an unpruned edge (share 0)."""
     q = attr.position
     n_layer, n_head, K = attr.by_source.shape
-    out = [PathEdge("embed", None, None, q, q, -0.5, 0.0, float(attr.embed), 0.0, "token embed"),
-           PathEdge("pos_embed", None, None, q, q, -0.5, 0.0, float(attr.pos_embed), 0.0, "pos embed")]
+    out = [PathEdge("embed", None, None, q, q, -0.5, 0.0, float(attr.embed), 0.0),
+           PathEdge("pos_embed", None, None, q, q, -0.5, 0.0, float(attr.pos_embed), 0.0)]
     for L in range(n_layer):
         for h in range(n_head):
-            out += [PathEdge("head", L, h, k, q, L, L + 0.5, float(attr.by_source[L, h, k]), 0.0, f"L{L}.H{h}")
+            out += [PathEdge("head", L, h, k, q, L, L + 0.5, float(attr.by_source[L, h, k]), 0.0)
                     for k in range(K)]
-        out.append(PathEdge("attn_bias", L, None, q, q, L, L + 0.5, float(attr.attn_bias[L]), 0.0, f"L{L} b_O"))
-        out.append(PathEdge("mlp", L, None, q, q, L + 0.5, L + 1, float(attr.mlp[L]), 0.0, f"MLP {L}"))
+        out.append(PathEdge("attn_bias", L, None, q, q, L, L + 0.5, float(attr.attn_bias[L]), 0.0))
+        out.append(PathEdge("mlp", L, None, q, q, L + 0.5, L + 1, float(attr.mlp[L]), 0.0))
     return out
 
 
@@ -151,32 +167,28 @@ def prune(edges: list[PathEdge], threshold: float) -> tuple[list[PathEdge], floa
 
 
 def ranked_bars(attr: Attribution, token_display, k: int = 8) -> list[Bar]:
-    """The ``k`` largest positive and ``k`` most negative parts, heads named with the token they carried most.
+    """The ``k`` largest positive and ``k`` most negative parts, heads with the token they carried most.
 
     Components (heads whole, b_O, MLPs, embeddings) are ranked, not source splits: a bar is one part of the
-    network, and its label says which source token gave a head most of its share.
+    network, and a head's bar says which source token gave it most of its share.
     """
     bars = []
     for c in attr.components():
-        src = None
-        label = c.label
+        src, src_text = None, ""
         if c.kind == "head":
             row = attr.by_source[c.layer, c.head]
             src = int(np.argmax(np.abs(row)))
-            label = f"{c.label} ← {token_display(attr.tokens[src])}"
-        bars.append(Bar(label, c.value, c.kind, c.layer, c.head, src))
+            src_text = token_display(attr.tokens[src])
+        bars.append(Bar(c.value, c.kind, c.layer, c.head, src, src_text))
     pos = sorted((b for b in bars if b.value > 0), key=lambda b: -b.value)[:k]
     neg = sorted((b for b in bars if b.value < 0), key=lambda b: -b.value)[-k:]
     return pos + neg
 
 
-def headline(attr: Attribution, token_display) -> str:
-    """The largest single (source token, head) contribution as a sentence."""
+def top_source(attr: Attribution, token_display) -> TopSource:
+    """The largest single (source token, head) contribution."""
     L, h, kk = np.unravel_index(int(np.argmax(np.abs(attr.by_source))), attr.by_source.shape)
-    v = float(attr.by_source[L, h, kk])
-    what = token_display(attr.target) + (f" − {token_display(attr.vs)}" if attr.vs is not None else "")
-    return (f"{token_display(attr.tokens[kk])} (position {kk}), carried by head {L}.{h}, "
-            f"{'added' if v >= 0 else 'took'} {v:+.3f} {'to' if v >= 0 else 'from'} {what}")
+    return TopSource(int(kk), token_display(attr.tokens[kk]), int(L), int(h), float(attr.by_source[L, h, kk]))
 
 
 def build_path_summary(history, weights, n_layer: int, n_head: int, tokenizer, position: int | None = None,
@@ -236,4 +248,4 @@ def build_path_summary(history, weights, n_layer: int, n_head: int, tokenizer, p
         token_labels=tuple(disp(t) for t in attr.tokens[first:]), n_layer=n_layer, logit=attr.logit,
         ln_bias_term=attr.ln_bias_term, threshold=float(threshold), total=total, edges=tuple(shown),
         nodes=tuple(nodes), dropped=dropped, kept_fraction=kept / total if total else 0.0,
-        bars=tuple(ranked_bars(attr, disp)), headline=headline(attr, disp), message="; ".join(messages))
+        bars=tuple(ranked_bars(attr, disp)), top_source=top_source(attr, disp), message="; ".join(messages))

@@ -18,6 +18,7 @@ from PySide6.QtCore import QBuffer, QIODevice, QMarginsF, QUrl
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
 
 from gpt2viz import __version__
+from gpt2viz.app import attribution_text as at
 from gpt2viz.app import report_text as rt
 from gpt2viz.core.files import WriteError, atomic_write, check_writable
 from gpt2viz.core.session import CHOOSE, EMBED, LM_HEAD, TOKENS, Selection, Stage
@@ -103,8 +104,8 @@ def numbers(state) -> dict[str, dict]:
         path = None
     if path is not None:
         out["attribution"] = {**common, "target": "“" + path.target_text + "”", "logit": f"{path.logit:.3f}",
-                              "headline": path.headline,
-                              "parts": ", ".join(f"{b.label} {b.value:+.2f}" for b in path.bars[:6])}
+                              "headline": at.headline(path),
+                              "parts": ", ".join(f"{at.bar_label(b)} {b.value:+.2f}" for b in path.bars[:6])}
     return out
 
 
@@ -173,8 +174,9 @@ def build_document(state, command: str = "", theme: Theme = Theme(), scale: floa
     parts.append(f"<h2 style='page-break-before: always'>{e(w['repro'])}</h2><table>")
     parts += [f"<tr><td><b>{e(w['sha'])}</b></td><td><code>{e(k)}: {e(v)}</code></td></tr>" for k, v in files.items()]
     parts += [
-        f"<tr><td><b>{e(w['settings'])}</b></td><td>temperature {st.temperature:g}, top-k {st.top_k}, "
-        f"top-p {st.top_p:g}, seed {st.seed}; {len(h.generated)} step(s) after the prompt</td></tr>",
+        f"<tr><td><b>{e(w['settings'])}</b></td><td>" + e(w["settings_line"].format(
+            temperature=f"{st.temperature:g}", top_k=st.top_k, top_p=f"{st.top_p:g}", seed=st.seed,
+            steps=len(h.generated))) + "</td></tr>",
         f"<tr><td><b>{e(w['interventions'])}</b></td><td>{e(ivs)}</td></tr>",
         f"<tr><td><b>{e(w['version'])}</b></td><td>gpt2viz {e(__version__)}</td></tr>",
         f"<tr><td><b>{e(w['command'])}</b></td><td><code>{e(command)}</code></td></tr>" if command else "",

@@ -87,6 +87,41 @@
     </message>
 </context>
 <context>
+    <name>Attribution</name>
+    <message>
+        <source>token embed</source>
+        <translation>词元嵌入</translation>
+    </message>
+    <message>
+        <source>pos embed</source>
+        <translation>位置编码</translation>
+    </message>
+    <message>
+        <source>L{layer}.H{head}</source>
+        <translation>第{layer}层·头{head}</translation>
+    </message>
+    <message>
+        <source>L{layer} b_O</source>
+        <translation>第{layer}层·b_O</translation>
+    </message>
+    <message>
+        <source>MLP {layer}</source>
+        <translation>第{layer}层·前馈网络</translation>
+    </message>
+    <message>
+        <source>{part} ← {token}</source>
+        <translation>{part} ← {token}</translation>
+    </message>
+    <message>
+        <source>{token} (position {position}), carried by head {layer}.{head}, added {value:+.3f} to {target}</source>
+        <translation>{token}（位置 {position}），经注意力头 {layer}.{head} 传入，为 {target} 加了 {value:+.3f}</translation>
+    </message>
+    <message>
+        <source>{token} (position {position}), carried by head {layer}.{head}, took {value:+.3f} from {target}</source>
+        <translation>{token}（位置 {position}），经注意力头 {layer}.{head} 传入，从 {target} 减去 {value:+.3f}</translation>
+    </message>
+</context>
+<context>
     <name>CausalPanel</name>
     <message>
         <source>Subject</source>
@@ -1778,6 +1813,10 @@ B：{tb}</translation>
     <message>
         <source>Settings</source>
         <translation>采样设置</translation>
+    </message>
+    <message>
+        <source>temperature {temperature}, top-k {top_k}, top-p {top_p}, seed {seed}; {steps} step(s) after the prompt</source>
+        <translation>温度 {temperature}，Top-k {top_k}，Top-p {top_p}，随机种子 {seed}；提示词之后已生成 {steps} 步</translation>
     </message>
     <message>
         <source>gpt2viz version</source>

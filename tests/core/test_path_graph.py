@@ -60,6 +60,13 @@ def test_summary_matches_numpy(setup):
     bars = ranked_bars(a, model.tokenizer.token_display)
     vals = [b.value for b in bars]
     assert vals == sorted(vals, reverse=True) and vals[0] == pytest.approx(max(c.value for c in a.components()))
+    for b in bars:  # a head's bar names the source it carried most (the words are the app's)
+        if b.kind == "head":
+            assert b.source_text == model.tokenizer.token_display(h.tokens[b.source])
+    t = s.top_source
+    assert abs(t.value) == pytest.approx(float(np.abs(a.by_source).max()))
+    assert t.value == pytest.approx(a.by_source[t.layer, t.head, t.position])
+    assert t.token_text == s.token_labels[t.position - s.first]
 
 
 def test_typed_targets(setup):

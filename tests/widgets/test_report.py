@@ -104,3 +104,19 @@ def test_lang_zh_gives_chinese_text(exported, tmp_path):
         pytest.skip("no Chinese catalogue for the report's texts is installed")
     install_language("en")
     assert re.search(r"[\u4e00-\u9fff]{2,}", text.replace("法国的首都是", ""))  # the report's own words
+
+
+def test_reproducibility_settings_line_is_translated(exported, tmp_path):
+    from gpt2viz.headless import install_language
+
+    if install_language("zh") != "zh":
+        pytest.skip("no Chinese catalogue installed")
+    install_language("en")
+    out = tmp_path / "zh.html"
+    assert cli_main(["report", "--prompt", PROMPT, "--model", str(exported["l2h2e16"]), "--lang", "zh",
+                     "--temperature", "0", "--out", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    row = re.search(r"<tr><td><b>采样设置</b></td><td>(.*?)</td></tr>", page)
+    assert row and "温度 0" in row.group(1) and "随机种子" in row.group(1) and "temperature" not in row.group(1)
+    assert re.search(r"第\d+层·", page)  # the attribution's part names too ("第1层·头0", not "L1.H0")
+    assert "carried by head" not in page

@@ -16,6 +16,7 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
+from gpt2viz.app import attribution_text as at
 from gpt2viz.core.session import Selection, Session
 from gpt2viz.widgets.figures.base import (BODY_PX, SMALL_PX, Axes, Figure, Scale, Theme, colorbar_width,
                                           draw_colorbar, draw_heatmap, draw_text, fit, font, legend, text_height,
@@ -646,7 +647,7 @@ def path_figure(ctx: Ctx) -> Figure:
     note = translate("Figures", "Logit {logit:.3f} = the parts + final LayerNorm bias {bias:+.3f}. Edge width ∝ "
                      "√|contribution|; {dropped} parts at or under {th:.1%} of the total are hidden (the kept ones are "
                      "{kept:.0%}). Largest source: {head}.").format(
-        logit=s.logit, bias=s.ln_bias_term, dropped=s.dropped, th=s.threshold, kept=s.kept_fraction, head=s.headline)
+        logit=s.logit, bias=s.ln_bias_term, dropped=s.dropped, th=s.threshold, kept=s.kept_fraction, head=at.headline(s))
     return Figure(title, _caption(ctx, note), body, 520)
 
 
@@ -660,7 +661,7 @@ def attribution_figure(ctx: Ctx) -> Figure:
         vals = np.array([b.value for b in bars]) if n else np.zeros(1)
         lo, hi = min(0.0, float(vals.min())), max(0.0, float(vals.max()))
         pad = 0.08 * ((hi - lo) or 1)
-        yt = [(n - 1 - i, f"{b.label}  {b.value:+.2f}") for i, b in enumerate(bars)]
+        yt = [(n - 1 - i, f"{at.bar_label(b)}  {b.value:+.2f}") for i, b in enumerate(bars)]
         ax = Axes(r, (lo - pad, hi + pad), (-0.6, n - 0.4), th,
                   xlabel=translate("Figures", "direct contribution to the logit (logit units)"), yticks=yt,
                   max_label=220)

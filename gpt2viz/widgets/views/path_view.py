@@ -15,6 +15,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QSlider, QSplitter, QVBoxLayout,
                                QWidget)
 
+from gpt2viz.app import attribution_text as at
 from gpt2viz.app.state import AppState
 from gpt2viz.core.path_graph import DEFAULT_THRESHOLD, PathSummary
 from gpt2viz.core.viewmodels.path import path_summary
@@ -143,7 +144,7 @@ class PathView(LazyView):
             "bias {bias:+.3f}. {dropped} parts at or under the threshold are hidden (the kept ones are {kept:.0%} of "
             "the total |contribution|; widths renormalised). Largest source: {head}.").format(
             what=what, pos=s.position, logit=s.logit, bias=s.ln_bias_term, dropped=s.dropped,
-            kept=s.kept_fraction, head=s.headline) + (f" ({s.message})" if s.message else ""))
+            kept=s.kept_fraction, head=at.headline(s)) + (f" ({s.message})" if s.message else ""))
         self.layout().activate()  # the caption's new height now, not after the next event (exports grab at once)
 
     def _clear(self) -> None:
@@ -209,7 +210,7 @@ class PathView(LazyView):
         self.bars.addItem(pg.BarGraphItem(x0=np.minimum(vals, 0), y=y, height=0.7, width=np.abs(vals),
                                           brushes=[_colour(v) for v in vals], pen=None))
         # the number in the label, not only the length: small bars are otherwise unreadable
-        self.bars.getAxis("left").setTicks([[(int(yy), f"{b.label}  {b.value:+.2f}") for yy, b in zip(y, s.bars)]])
+        self.bars.getAxis("left").setTicks([[(int(yy), f"{at.bar_label(b)}  {b.value:+.2f}") for yy, b in zip(y, s.bars)]])
         self.bars.setYRange(-0.6, n - 0.4, padding=0)
         lo, hi = min(0.0, vals.min()), max(0.0, vals.max())
         self.bars.setXRange(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo), padding=0)
@@ -245,7 +246,7 @@ class PathView(LazyView):
         src = self.tr(" reading {0} (position {1})").format(tok.token_display(toks[e.source]), e.source) \
             if e.kind == "head" else ""
         return self.tr("{label}{src}: {value:+.4f} to {target} ({share:.0%} of the kept edges)").format(
-            label=e.label, src=src, value=e.value, target=s.target_text, share=e.share)
+            label=at.part_label(e.kind, e.layer, e.head), src=src, value=e.value, target=s.target_text, share=e.share)
 
     def describe_node(self, i: int) -> str:
         n = self.summary.nodes[i]
