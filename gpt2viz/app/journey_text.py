@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 
+from gpt2viz.core.journey import PAGES
+
 # lupdate finds calls spelled translate("Context", "text"): keep that spelling at every call.
 translate = QCoreApplication.translate
 
@@ -23,22 +25,31 @@ def _join(items) -> str:
 
 
 def page_title(page: str) -> str:
-    """The heading of journey page ``page`` (a key of :data:`gpt2viz.core.journey.PAGES`)."""
+    """The title of journey page ``page`` (a key of :data:`gpt2viz.core.journey.PAGES`), without a number.
+
+    Unnumbered so that whoever lists the pages numbers them once: the journey panel by the page's place
+    in the journey (:func:`page_heading`), the report by its own section order.
+    """
     titles = {
-        "text": translate("Journey", "1. The text you typed"),
-        "tokens": translate("Journey", "2. Cutting the text into tokens"),
-        "embedding": translate("Journey", "3. From an id to a vector: the token embedding"),
-        "position": translate("Journey", "4. Where it stands: the position embedding"),
-        "attention": translate("Journey", "5. Attention: reading the earlier tokens"),
-        "mlp": translate("Journey", "6. The MLP: a memory that writes"),
-        "residual": translate("Journey", "7. The residual stream adds it all up"),
-        "blocks": translate("Journey", "8. Block after block: when does the answer appear?"),
-        "lm_head": translate("Journey", "9. The LM head and softmax: scores for every token"),
-        "choose": translate("Journey", "10. Choosing the next token"),
-        "kv_cache": translate("Journey", "11. Appending it, and the KV cache"),
-        "next": translate("Journey", "12. The next round"),
+        "text": translate("Journey", "The text you typed"),
+        "tokens": translate("Journey", "Cutting the text into tokens"),
+        "embedding": translate("Journey", "From an id to a vector: the token embedding"),
+        "position": translate("Journey", "Where it stands: the position embedding"),
+        "attention": translate("Journey", "Attention: reading the earlier tokens"),
+        "mlp": translate("Journey", "The MLP: a memory that writes"),
+        "residual": translate("Journey", "The residual stream adds it all up"),
+        "blocks": translate("Journey", "Block after block: when does the answer appear?"),
+        "lm_head": translate("Journey", "The LM head and softmax: scores for every token"),
+        "choose": translate("Journey", "Choosing the next token"),
+        "kv_cache": translate("Journey", "Appending it, and the KV cache"),
+        "next": translate("Journey", "The next round"),
     }
     return titles[page]
+
+
+def page_heading(page: str) -> str:
+    """The journey panel's heading of ``page``: its number in the journey and its title ("3. From an id ...")."""
+    return translate("Journey", "{number}. {title}").format(number=PAGES.index(page) + 1, title=page_title(page))
 
 
 def page_text(page: str, n: dict) -> str:

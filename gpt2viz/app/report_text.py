@@ -92,7 +92,7 @@ def _texts() -> dict[str, str]:
 
 
 def section_title(key: str) -> str:
-    """The heading of section ``key`` in the current language."""
+    """The heading of section ``key`` in the current language, unnumbered (the report numbers its sections)."""
     j = _journey()
     if j is not None:
         try:

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
-from gpt2viz.app.journey_text import page_text, page_title
+from gpt2viz.app.journey_text import page_heading, page_text
 from gpt2viz.app.state import AppState
 from gpt2viz.core.journey import PAGES, JourneyPage, journey_page
 from gpt2viz.widgets.language import Retranslating
@@ -110,7 +110,7 @@ class JourneyPanel(Retranslating, QWidget):
         self.back_btn.setEnabled(i > 0)
         self.next_btn.setEnabled(i < len(PAGES) - 1)
         self.counter.setText(self.tr("page {i} of {n}").format(i=i + 1, n=len(PAGES)))
-        self.title.setText(page_title(self.key))
+        self.title.setText(page_heading(self.key))
         if s.history is None or s.weights is None:
             self.page = None
             self.text.setText(html.escape(self.tr("Run a prompt first: the journey tells the story of your own "

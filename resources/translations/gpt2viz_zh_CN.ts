@@ -877,52 +877,56 @@
         <translation>、</translation>
     </message>
     <message>
-        <source>1. The text you typed</source>
-        <translation>1. 你输入的文字</translation>
+        <source>The text you typed</source>
+        <translation>你输入的文字</translation>
     </message>
     <message>
-        <source>2. Cutting the text into tokens</source>
-        <translation>2. 把文字切成词元</translation>
+        <source>Cutting the text into tokens</source>
+        <translation>把文字切成词元</translation>
     </message>
     <message>
-        <source>3. From an id to a vector: the token embedding</source>
-        <translation>3. 从编号到向量：词元嵌入</translation>
+        <source>From an id to a vector: the token embedding</source>
+        <translation>从编号到向量：词元嵌入</translation>
     </message>
     <message>
-        <source>4. Where it stands: the position embedding</source>
-        <translation>4. 它站在哪里：位置编码</translation>
+        <source>Where it stands: the position embedding</source>
+        <translation>它站在哪里：位置编码</translation>
     </message>
     <message>
-        <source>5. Attention: reading the earlier tokens</source>
-        <translation>5. 注意力：回头读前面的词元</translation>
+        <source>Attention: reading the earlier tokens</source>
+        <translation>注意力：回头读前面的词元</translation>
     </message>
     <message>
-        <source>6. The MLP: a memory that writes</source>
-        <translation>6. 前馈网络：会写入的记忆</translation>
+        <source>The MLP: a memory that writes</source>
+        <translation>前馈网络：会写入的记忆</translation>
     </message>
     <message>
-        <source>7. The residual stream adds it all up</source>
-        <translation>7. 残差流：把一切累加起来</translation>
+        <source>The residual stream adds it all up</source>
+        <translation>残差流：把一切累加起来</translation>
     </message>
     <message>
-        <source>8. Block after block: when does the answer appear?</source>
-        <translation>8. 一层又一层：答案何时浮现？</translation>
+        <source>Block after block: when does the answer appear?</source>
+        <translation>一层又一层：答案何时浮现？</translation>
     </message>
     <message>
-        <source>9. The LM head and softmax: scores for every token</source>
-        <translation>9. LM 头与 Softmax：给每个词元打分</translation>
+        <source>The LM head and softmax: scores for every token</source>
+        <translation>LM 头与 Softmax：给每个词元打分</translation>
     </message>
     <message>
-        <source>10. Choosing the next token</source>
-        <translation>10. 选出下一个词元</translation>
+        <source>Choosing the next token</source>
+        <translation>选出下一个词元</translation>
     </message>
     <message>
-        <source>11. Appending it, and the KV cache</source>
-        <translation>11. 追加到文本末尾，以及 KV 缓存</translation>
+        <source>Appending it, and the KV cache</source>
+        <translation>追加到文本末尾，以及 KV 缓存</translation>
     </message>
     <message>
-        <source>12. The next round</source>
-        <translation>12. 下一轮</translation>
+        <source>The next round</source>
+        <translation>下一轮</translation>
+    </message>
+    <message>
+        <source>{number}. {title}</source>
+        <translation>{number}. {title}</translation>
     </message>
     <message>
         <source>The model is given {text}: {n_chars} characters, {n_bytes} bytes of UTF-8. It never sees letters. Everything that follows is arithmetic on numbers made from these bytes, and no single number in the model stores the answer: the answer is where a long path of additions and multiplications ends.</source>

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from gpt2viz.app import i18n
-from gpt2viz.app.journey_text import page_text, page_title
+from gpt2viz.app.journey_text import page_heading, page_text, page_title
 from gpt2viz.core.journey import PAGES, journey
 from gpt2viz.core.locations import resolve_model
 from tests.core.test_viewmodels import make_session
@@ -37,6 +37,16 @@ def test_every_page_is_worded_in_english(pages, qapp):
         title, text = page_title(p.key), page_text(p.key, p.numbers)
         assert title and len(text) > 80 and not CJK.search(title)
     assert [p.key for p in pages] == list(PAGES)
+
+
+def test_titles_are_unnumbered_and_the_panel_heading_numbers_them_once(qapp, zh):
+    # the report puts its own section numbers in front of these titles: a number in the title gave "1. 2. ..."
+    for lang in ("en", "zh"):
+        i18n.install(lang, qapp)
+        for i, key in enumerate(PAGES):
+            title = page_title(key)
+            assert not re.match(r"\s*\d", title), (lang, title)
+            assert page_heading(key) == f"{i + 1}. {title}"
 
 
 def test_chinese_pages_carry_the_same_numbers(pages, qapp, zh):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 import shutil
@@ -71,6 +72,12 @@ def test_html_report_is_self_contained(exported, tmp_path):
     page = out.read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") >= 8 and "src='fig-" not in page
     assert PROMPT in page and all(rt.section_title(k) in page for k in rt.SECTIONS)
+    # each section numbered once, in order: "3. Where it stands", not "3. 4. Where it stands"
+    headings = re.findall(r"<h2 style='page-break-before: always'>(.*?)</h2>", page)[:len(rt.SECTIONS)]
+    assert headings == [f"{i + 1}. {html.escape(rt.section_title(k))}" for i, k in enumerate(rt.SECTIONS)]
+    assert not any(re.match(r"\d+\.\s*\d+\.", h) for h in headings), headings
+    contents = re.findall(r"<li>(.*?)</li>", page)  # an <ol>: the list numbers them
+    assert contents and not any(re.match(r"\s*\d", c) for c in contents), contents
 
 
 def test_report_refuses_bad_output(exported, tmp_path, capsys):
