@@ -190,7 +190,7 @@ def cmd_tokenize(a) -> int:
 
 
 def cmd_run(a) -> int:
-    from gpt2viz.core.sampling import SamplingSettings
+    from gpt2viz.core.sampling import SamplingSettings, top_k_text
     from gpt2viz.core.stepper import Generator
 
     if a.steps < 0:
@@ -206,7 +206,7 @@ def cmd_run(a) -> int:
     forward_ms = gen.current.elapsed_ms  # the call that produced the distribution of the next choice
     if not a.json:
         print(f"prompt: {len(gen.tokens)} tokens · model {model.name} · temperature {settings.temperature} · "
-              f"top-k {settings.top_k or 'off'} · top-p {settings.top_p} · seed {settings.seed}")
+              f"top-k {top_k_text(settings.top_k)} · top-p {settings.top_p} · seed {settings.seed}")
     for i in range(a.steps):
         if not gen.can_step():
             print(f"stopped: the context is full ({model.config.n_positions} tokens)", file=sys.stderr)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication
 
 from gpt2viz.core.journey import PAGES
+from gpt2viz.core.sampling import top_k_text
 
 # lupdate finds calls spelled translate("Context", "text"): keep that spelling at every call.
 translate = QCoreApplication.translate
@@ -161,7 +162,7 @@ def page_text(page: str, n: dict) -> str:
             rule = translate("Journey", "temperature {t:.2f} (below 1 sharpens, above 1 flattens), top-k {k} (keep "
                              "the k most likely), top-p {p:.2f} (keep the smallest set whose probabilities reach p), "
                              "seed {seed}").format(
-                t=n["temperature"], k=n["top_k"] or translate("Journey", "off"), p=n["top_p"], seed=n["seed"])
+                t=n["temperature"], k=top_k_text(n["top_k"], translate("Journey", "off")), p=n["top_p"], seed=n["seed"])
         text = translate("Journey", "The probabilities are not the choice yet. The settings say how to draw: {rule}. "
                          "{kept:,} of {vocab:,} tokens remain; the next step takes {token}").format(
             rule=rule, kept=n["n_kept"], vocab=n["vocab_size"], token=_q(n["chosen_text"]))

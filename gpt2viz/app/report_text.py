@@ -126,6 +126,7 @@ def words() -> dict[str, str]:
         "next": translate("Report", "Next token"),
         "generated": translate("Report", "Generated before this step"),
         "none": translate("Report", "none"),
+        "off": translate("Report", "off"),  # a sampling setting that cuts nothing (top-k 0)
         "repro": translate("Report", "Reproducibility"),
         "sha": translate("Report", "Model files (sha256)"),
         "settings": translate("Report", "Settings"),

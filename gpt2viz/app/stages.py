@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 
+from gpt2viz.core.sampling import top_k_text
 from gpt2viz.core.session import Stage, StageKind
 from gpt2viz.core.viewmodels.pipeline import PipelineSummary
 
@@ -113,7 +114,8 @@ def explain(stage: Stage, s: PipelineSummary, show) -> str:
     st = c.sampling
     rule = (translate("Stages", "temperature 0: always the most likely token") if st.greedy else
             translate("Stages", "temperature {temperature:g}, top-k {top_k}, top-p {top_p:g}, seed {seed}").format(
-                temperature=st.temperature, top_k=st.top_k or translate("Stages", "off"), top_p=st.top_p, seed=st.seed))
+                temperature=st.temperature, top_k=top_k_text(st.top_k, translate("Stages", "off")), top_p=st.top_p,
+                seed=st.seed))
     remain = (translate("Stages", "{n:,} candidates remain") if c.n_kept != 1 else translate("Stages", "{n:,} candidate remains")).format(n=c.n_kept)
     return translate("Stages", "Choosing the next token ({rule}): {remain}; the step will append "
                "{token} ({p_final:.1%} after the settings, {p_raw:.1%} as the model gave it). Then the "

@@ -12,6 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def top_k_text(top_k: int, off: str = "off") -> str:
+    """How every text writes a top-k setting: its number, or ``off`` when it is 0 (no cut).
+
+    The one rule for the report, the figures, the explanations and the command line, so they cannot
+    disagree ("none" in one place, "off" in another). ``off`` is the caller's word for it in the
+    current language (core has no translations).
+    """
+    return off if int(top_k) == 0 else str(int(top_k))
+
+
 @dataclass(frozen=True)
 class SamplingSettings:
     """How the next token is chosen.

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QSlider, QSpinB
                                QWidget)
 
 from gpt2viz.app.state import AppState
+from gpt2viz.core.sampling import top_k_text
 from gpt2viz.core.viewmodels.chart import N_BARS, ChartSummary, chart_summary
 from gpt2viz.widgets.language import Retranslating
 
@@ -129,7 +130,7 @@ class ProbabilityChart(Retranslating, QWidget):
             w.setValue(v)
             w.blockSignals(False)
         self.temp_lbl.setText(self.tr("0 (greedy)") if s.greedy else f"{s.temperature:.2f}")
-        self.topk_lbl.setText(self.tr("off") if s.top_k == 0 else str(s.top_k))
+        self.topk_lbl.setText(top_k_text(s.top_k, self.tr("off")))
         self.topp_lbl.setText(self.tr("off (1.0)") if s.top_p >= 1 else f"{s.top_p:.2f}")
         self.seed.setEnabled(not s.greedy)
 

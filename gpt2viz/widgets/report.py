@@ -21,6 +21,7 @@ from gpt2viz import __version__
 from gpt2viz.app import attribution_text as at
 from gpt2viz.app import report_text as rt
 from gpt2viz.core.files import WriteError, atomic_write, check_writable
+from gpt2viz.core.sampling import top_k_text
 from gpt2viz.core.session import CHOOSE, EMBED, LM_HEAD, TOKENS, Selection, Stage
 from gpt2viz.widgets.figures import Theme, render_png
 
@@ -93,9 +94,9 @@ def numbers(state) -> dict[str, dict]:
                       "entropy": f"{ps.entropy:.2f}", "max_entropy": f"{ps.max_entropy:.1f}"}
     c = ps.choice
     st = s.sampling
-    off = rt.words()["none"]
-    out["sampling"] = {**common, "temperature": f"{st.temperature:g}", "top_k": st.top_k or off,
-                       "top_p": f"{st.top_p:g}", "seed": st.seed, "n_kept": f"{c.n_kept:,}", "chosen": q(c.chosen),
+    out["sampling"] = {**common, "temperature": f"{st.temperature:g}",
+                       "top_k": top_k_text(st.top_k, rt.words()["off"]), "top_p": f"{st.top_p:g}", "seed": st.seed,
+                       "n_kept": f"{c.n_kept:,}", "chosen": q(c.chosen),
                        "p_final": _pct(c.p_final), "p_raw": _pct(c.p_raw), "_chosen": int(c.chosen)}
     out["kv_cache"] = {**common, "kv_mb": f"{s.kv_cache_mb():.2f}", "chosen": q(c.chosen)}
     try:
@@ -175,8 +176,8 @@ def build_document(state, command: str = "", theme: Theme = Theme(), scale: floa
     parts += [f"<tr><td><b>{e(w['sha'])}</b></td><td><code>{e(k)}: {e(v)}</code></td></tr>" for k, v in files.items()]
     parts += [
         f"<tr><td><b>{e(w['settings'])}</b></td><td>" + e(w["settings_line"].format(
-            temperature=f"{st.temperature:g}", top_k=st.top_k, top_p=f"{st.top_p:g}", seed=st.seed,
-            steps=len(h.generated))) + "</td></tr>",
+            temperature=f"{st.temperature:g}", top_k=top_k_text(st.top_k, w["off"]), top_p=f"{st.top_p:g}",
+            seed=st.seed, steps=len(h.generated))) + "</td></tr>",
         f"<tr><td><b>{e(w['interventions'])}</b></td><td>{e(ivs)}</td></tr>",
         f"<tr><td><b>{e(w['version'])}</b></td><td>gpt2viz {e(__version__)}</td></tr>",
         f"<tr><td><b>{e(w['command'])}</b></td><td><code>{e(command)}</code></td></tr>" if command else "",

@@ -1807,6 +1807,10 @@ B：{tb}</translation>
         <translation>无</translation>
     </message>
     <message>
+        <source>off</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
         <source>Reproducibility</source>
         <translation>可复现信息</translation>
     </message>

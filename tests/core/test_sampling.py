@@ -78,3 +78,11 @@ def test_bad_settings_rejected(kwargs):
 def test_nan_logits_rejected():
     with pytest.raises(ValueError, match="NaN"):
         transform(np.array([0.0, np.nan]), SamplingSettings())
+
+
+def test_top_k_text_is_the_one_rule_for_off():
+    from gpt2viz.core.sampling import top_k_text
+
+    assert top_k_text(0) == "off" and top_k_text(0, "关闭") == "关闭"
+    assert top_k_text(40) == top_k_text(np.int64(40)) == "40"
+    assert top_k_text(SamplingSettings().top_k) == "off"  # the default cuts nothing

@@ -127,3 +127,24 @@ def test_reproducibility_settings_line_is_translated(exported, tmp_path):
     assert row and "温度 0" in row.group(1) and "随机种子" in row.group(1) and "temperature" not in row.group(1)
     assert re.search(r"第\d+层·", page)  # the attribution's part names too ("第1层·头0", not "L1.H0")
     assert "carried by head" not in page
+
+
+def test_report_and_figures_write_top_k_the_same_way(stepped_window):
+    # top-k 0 was "none" in the report's sampling section, "0" in its Settings row and "off" in the figures
+    from gpt2viz.app.stages import explain
+    from gpt2viz.core.session import CHOOSE, Selection
+    from gpt2viz.core.viewmodels.pipeline import pipeline_summary
+    from gpt2viz.widgets.report import build_document
+    from gpt2viz.widgets.snapshot import figure_of
+
+    win = stepped_window("l2h2e16")
+    st = win.state
+    for top_k, shown in ((0, "off"), (3, "3")):
+        st.set_sampling(temperature=0.7, top_k=top_k, top_p=1.0, seed=1)
+        page, _ = build_document(st, scale=0.5)
+        assert page.count(f"top-k {shown}") == 2, top_k  # the sampling section and the Settings row
+        assert "top-k none" not in page and "top-k 0," not in page
+        assert f"top-k {shown}," in figure_of(st, "chart").caption
+        s = st.session("A")
+        ps = pipeline_summary(s, Selection(position=None, stage=CHOOSE, layer=0, head=0))
+        assert f"top-k {shown}," in explain(CHOOSE, ps, s.model.tokenizer.token_display)

@@ -17,6 +17,7 @@ from PySide6.QtCore import QCoreApplication, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
 from gpt2viz.app import attribution_text as at
+from gpt2viz.core.sampling import top_k_text
 from gpt2viz.core.session import Selection, Session
 from gpt2viz.widgets.figures.base import (BODY_PX, SMALL_PX, Axes, Figure, Scale, Theme, colorbar_width,
                                           draw_colorbar, draw_heatmap, draw_text, fit, font, legend, text_height,
@@ -198,7 +199,7 @@ def chart_figure(ctx: Ctx) -> Figure:
     title = translate("Figures", "Next token after position {pos}: {n} of {v} tokens kept, entropy {e:.2f} nats").format(
         pos=sm.position, n=f"{sm.n_kept:,}", v=f"{sm.vocab_size:,}", e=sm.entropy)
     note = translate("Figures", "Settings: temperature {t:g}, top-k {k}, top-p {p:g}, seed {s}. ✕ = cut by "
-                     "top-k / top-p.").format(t=st.temperature, k=st.top_k or translate("Figures", "off"),
+                     "top-k / top-p.").format(t=st.temperature, k=top_k_text(st.top_k, translate("Figures", "off")),
                                               p=st.top_p, s=st.seed)
     return Figure(title, _caption(ctx, note), body, 26 * len(rows) + 70)
 
