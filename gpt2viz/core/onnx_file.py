@@ -6,8 +6,8 @@ protobuf wire format is walked field by field, every large initializer's ``raw_d
 recorded as (offset, length) in the file, and the rest - nodes, inputs, outputs, small tensors - is
 parsed by onnx as usual. The result is a *skeleton*: the same graph whose large initializers are
 external-data entries pointing into ``model.onnx`` itself, which onnxruntime reads straight from the
-file (so any number of graphs cut from it cost no weight copies in Python), and a table of read-only
-numpy views of the weights on a memory map (pages are read from disk only when used).
+file (so any number of graphs cut from it cost no weight copies in Python), and where each weight lies,
+so that an analysis reads only the parameters it uses (:class:`WeightFiles`).
 
 onnx offers no lazy loading of embedded weights (``load_external_data=False`` applies only to weights
 already stored in a separate file), hence this small reader of the format. Files whose weights are
@@ -17,6 +17,7 @@ external already (``model.onnx.data``, past 2 GB) keep their own external entrie
 from __future__ import annotations
 
 import mmap
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,21 +159,43 @@ def read_skeleton(path: str | Path) -> tuple[onnx.ModelProto, dict[str, Stored]]
 
 
 class WeightFiles:
-    """Read-only numpy views of stored initializers, on memory maps of the folder's files."""
+    """Stored initializers read into numpy arrays on first use, from the files as they were scanned.
+
+    The files are opened here and kept open, so a folder deleted or replaced later (a new export over it)
+    still yields the bytes the skeleton describes; a file truncated in place gives a clear error. (A
+    memory map would fault the whole process - SIGBUS - in that case.) Each array is read once, with
+    ``preadv`` straight into its buffer: no temporary copy, safe from any thread.
+    """
 
     def __init__(self, folder: str | Path, stored: dict[str, Stored]):
         self.folder = Path(folder)
         self.stored = stored
-        self._maps: dict[str, mmap.mmap] = {}
+        self._files = {name: open(self.folder / name, "rb") for name in sorted({s.file for s in stored.values()})}
+        self._arrays: dict[str, np.ndarray] = {}
 
     def array(self, name: str) -> np.ndarray:
-        """The initializer ``name`` as a read-only array (no copy: pages are read when used)."""
+        """The initializer ``name`` as a read-only array (read from disk the first time)."""
+        a = self._arrays.get(name)
+        if a is not None:
+            return a
         s = self.stored[name]
-        if s.file not in self._maps:
-            with open(self.folder / s.file, "rb") as f:
-                self._maps[s.file] = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        count = s.length // s.dtype.itemsize
-        return np.frombuffer(self._maps[s.file], dtype=s.dtype, count=count, offset=s.offset).reshape(s.shape)
+        a = np.empty(s.shape, dtype=s.dtype)
+        view, done = memoryview(a).cast("B"), 0
+        if len(view) != s.length:
+            raise OnnxFileError(f"{name}: {s.length} bytes stored for a {s.dtype} tensor of shape {s.shape}")
+        fd = self._files[s.file].fileno()
+        while done < s.length:
+            n = os.preadv(fd, [view[done:]], s.offset + done)
+            if n <= 0:
+                raise OnnxFileError(f"{self.folder / s.file} ends before {name}'s data (was it cut short?)")
+            done += n
+        a.flags.writeable = False
+        return self._arrays.setdefault(name, a)
+
+    def close(self) -> None:
+        """Close the files (arrays already read stay valid)."""
+        for f in self._files.values():
+            f.close()
 
 
 def session_options_for(folder: str | Path, opts=None):

@@ -282,7 +282,9 @@ class Model:
         positional = all("K" not in shapes.get(h, "") for h in wanted)
         size = CHUNK if chunk is None else (int(chunk) or len(ids))
         chunk = size if len(ids) > size and positional else len(ids)
-        outputs: dict[str, list] = {}
+        # Each chunk's hooks go straight into arrays of the whole run's size: joining the chunks at the
+        # end held every hook twice (measured: +0.4 GB at 1000 tokens on GPT-2 small).
+        merged: dict[str, np.ndarray] = {}
         cache = past
         for s in range(0, len(ids), chunk):
             if cancel is not None and cancel():
@@ -294,17 +296,21 @@ class Model:
                 names = names + ["last_logits" if last_only else "logits"]  # the graph needs one output
             got, cache = self._call(session, part, cache, names, interventions, means)
             for k, v in got.items():
-                outputs.setdefault(k, []).append(v)
+                if chunk == len(ids) or (k in ("logits", "last_logits") and not keep_all_logits):
+                    merged[k] = v  # one call, or the last chunk's logits
+                    continue
+                # every hook kept from a chunked run is positional ([B, P, ...]); K-shaped ones are on demand
+                axis = shapes.get(k, "B P").split().index("P")
+                if k not in merged:
+                    shape = list(v.shape)
+                    shape[axis] = len(ids)
+                    merged[k] = np.empty(shape, dtype=v.dtype)
+                where = [slice(None)] * v.ndim
+                where[axis] = slice(s, s + v.shape[axis])
+                merged[k][tuple(where)] = v
+            del got
             if progress is not None:
                 progress(min(s + chunk, len(ids)), len(ids))
-        merged = {}
-        for k, parts in outputs.items():
-            if len(parts) == 1:
-                merged[k] = parts[0]
-            elif k in ("logits", "last_logits") and not keep_all_logits:
-                merged[k] = parts[-1]
-            else:  # every hook kept from a chunked run is positional ([B, P, ...]); K-shaped ones are on demand
-                merged[k] = np.concatenate(parts, axis=shapes.get(k, "B P").split().index("P"))
         od = None
         if ondemand:
             from gpt2viz.core.ondemand import OnDemand
@@ -313,12 +319,8 @@ class Model:
             if interventions:
                 start, n = past.length, len(ids)
 
-                def feeds(layer):
-                    from gpt2viz.core.hooks import scale_input, shift_input
-
-                    f = self.intervention_feeds(interventions, start, n, means)
-                    return {k: v for k, v in f.items()
-                            if k in (scale_input(layer, "mlp.hook_post"), shift_input(layer, "mlp.hook_post"))}
+                def feeds(layer):  # OnDemand keeps those its sub-graph reads (a head's z, a neuron)
+                    return self.intervention_feeds(interventions, start, n, means)
             od = OnDemand(self, self.config.n_layer, len(ids), feeds)
             od.names = ondemand
         trace = Trace.from_outputs(ids, past.length, merged, keep_all_logits, od)

@@ -17,8 +17,8 @@ from onnx import numpy_helper
 class Weights:
     """Named parameters of an exported GPT-2, read on first use.
 
-    The parameters are read-only views of ``model.onnx`` (or its external data) on a memory map: pages
-    come from disk when an analysis reads them, and the file's bytes are never copied into Python.
+    Only the parameters an analysis asks for are read from ``model.onnx`` (or its external data), once
+    each, read-only; the file is never parsed whole into Python.
 
     Parameters
     ----------
@@ -88,7 +88,9 @@ class Weights:
     def embedding_norms(self) -> np.ndarray:
         """[V] lengths of the token embeddings, for cosine-similarity searches (a unit-length copy of
         the matrix would hold it twice: 154 MB for GPT-2 small)."""
-        return np.maximum(np.linalg.norm(self.W_U, axis=1), 1e-12).astype(np.float32)
+        W = self.W_U
+        # einsum sums the squares row by row without a [V, E] temporary (np.linalg.norm makes one)
+        return np.maximum(np.sqrt(np.einsum("ve,ve->v", W, W, dtype=np.float64)), 1e-12).astype(np.float32)
 
     def ln_final(self, x: np.ndarray) -> np.ndarray:
         """The final LayerNorm applied to residual vectors [..., E]."""

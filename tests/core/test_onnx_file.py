@@ -93,6 +93,29 @@ def test_a_file_replaced_or_deleted_after_opening_is_refused_not_misread(exporte
         model.ondemand_session(0, "attn")
 
 
+def test_weights_read_after_the_folder_is_replaced_are_the_old_files(exported, tmp_path, stub_everything):
+    folder = tmp_path / "m"
+    shutil.copytree(exported["l2h2e16"], folder)
+    expected = numpy_helper.to_array(next(t for t in onnx.load(str(folder / "model.onnx")).graph.initializer
+                                          if t.name == "transformer.wte.weight"))
+    w = Weights(folder / "model.onnx", layout=Model(folder).layout)
+    w.get("transformer.ln_f.weight")  # opened before the folder goes
+    shutil.rmtree(folder)
+    shutil.copytree(exported["l3h4e32"], folder)  # a new export over the same path
+    np.testing.assert_array_equal(w.W_U, expected)
+
+
+def test_a_file_cut_short_in_place_is_a_clear_error(exported, tmp_path, stub_everything):
+    folder = tmp_path / "m"
+    shutil.copytree(exported["l2h2e16"], folder)
+    _, stored = read_skeleton(folder / "model.onnx")
+    files = WeightFiles(folder, stored)
+    with open(folder / "model.onnx", "r+b") as f:
+        f.truncate(stored["transformer.wte.weight"].offset + 10)
+    with pytest.raises(OnnxFileError, match="ends before transformer.wte.weight"):
+        files.array("transformer.wte.weight")
+
+
 def test_not_an_onnx_file_is_a_clear_error(tmp_path):
     bad = tmp_path / "model.onnx"
     bad.write_bytes(b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")
