@@ -477,6 +477,9 @@ class MainWindow(Retranslating, QMainWindow):
         except (WriteError, OSError) as e:
             self._export_failed(e)
             return
+        except ValueError as e:  # the view has nothing to draw yet (e.g. no patching table computed)
+            self.show_error(self.tr("Nothing to export yet: {why}.").format(why=e))
+            return
         self.state.settings.set("export/folder", str(Path(path).parent))
         self.statusBar().showMessage(self.tr("saved {path}").format(path=out), 8000)
 

@@ -1338,6 +1338,10 @@ No partial file was left behind; files that were there before are unchanged.</so
         <translation>取消</translation>
     </message>
     <message>
+        <source>Nothing to export yet: {why}.</source>
+        <translation>暂时没有可导出的内容：{why}。</translation>
+    </message>
+    <message>
         <source>saved {n} images, a contact sheet and index.json in {folder}</source>
         <translation>已在 {folder} 中保存 {n} 张图、一张总览图和 index.json</translation>
     </message>

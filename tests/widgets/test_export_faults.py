@@ -167,3 +167,12 @@ def test_the_report_menu_action_asks_where(qtbot, win, tmp_path, monkeypatch):
     report.trigger()
     qtbot.wait(10)
     assert asked and not caught
+
+
+def test_exporting_a_view_with_nothing_to_draw_says_so(qtbot, win, tmp_path, monkeypatch):
+    # Found by the GUI fuzz: Export of the patching view before any table was computed raised out of the menu.
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(tmp_path / "p.png"), "")))
+    win.last_error = None
+    win.export_view("patching")
+    assert "Nothing to export yet" in win.last_error and "no patching table" in win.last_error
+    assert not (tmp_path / "p.png").exists()
