@@ -141,8 +141,7 @@ class InferenceWorker(QObject):
         """Open ``folder`` for ``session``; the session's generation starts over."""
         def go():
             model = Model(folder)
-            weights = Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5),
-                      layout=model.layout)
+            weights = Weights.of(model)
             weights.W_U  # load the parameters here, not on the GUI thread
             self.gens[session], self.weights[session] = Generator(model), weights
             self.sigModelLoaded.emit(req, session, (model, weights))

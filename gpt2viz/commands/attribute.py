@@ -43,8 +43,7 @@ def run(a, open_model) -> int:
         if not gen.can_step():
             break
         gen.step(greedy)
-    weights = Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5),
-                      layout=model.layout)
+    weights = Weights.of(model)
     attr = attribute(gen.history(), weights, cfg.n_layer, cfg.n_head, target=target, vs=vs)
     if a.json:
         print(json.dumps(attribution_json(attr, tok), ensure_ascii=False))

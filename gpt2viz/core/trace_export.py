@@ -91,8 +91,7 @@ def _attribution(history, model, arrays: dict, weights=None) -> dict | None:
 
     cfg = model.config
     try:
-        w = weights or Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5),
-                      layout=model.layout)
+        w = weights or Weights.of(model)
         a = attribute(history, w, cfg.n_layer, cfg.n_head)
     except KeyError:  # a history run with only some hooks kept: nothing to attribute
         return None

@@ -35,6 +35,12 @@ class Weights:
         self.eps = float(eps)
         self._layout = layout
 
+    @classmethod
+    def of(cls, model) -> "Weights":
+        """The parameters of an opened :class:`~gpt2viz.core.runtime.Model` (its scan of the file shared)."""
+        return cls(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5),
+                   layout=model.layout)
+
     @cached_property
     def _table(self) -> dict[str, object]:
         from gpt2viz.core.onnx_file import WeightFiles, read_skeleton
