@@ -17,6 +17,10 @@ from gpt2viz.app.worker import InferenceWorker, Result
 from gpt2viz.core.session import Session, Stage
 
 FRAME_S = 0.25  # minimum time between redraws while auto-stepping (4 a second: enough to follow, cheap to draw)
+# Steps in flight while playing at pace 0: the worker always has the next step queued, so it never
+# idles while the GUI thread draws a frame (results queue up behind a redraw; one in flight left the
+# worker waiting for the GUI thread after every step). Pausing lets those in flight finish and shows them.
+PLAY_AHEAD = 3
 
 
 class AppState(QObject):
@@ -170,7 +174,8 @@ class AppState(QObject):
         s = self.sessions[session]
         if s.history is None:
             return
-        # auto-stepping skips the worker's lens: views draw few of those frames and compute what they draw
+        # auto-stepping asks the worker for the lens tops only: views draw few of those frames and compute
+        # the full lens of the one they draw
         self._toStep.emit(self._next(session), session, s.sampling, token, s.interventions,
                           not (self.playing and session == "A"))
 
@@ -352,13 +357,20 @@ class AppState(QObject):
         self.play_timer.setInterval(max(0, int(ms)))
 
     def _on_play_tick(self) -> None:
-        if not self.playing or self.busy:
-            return  # the next result re-arms the timer: never more than one auto-step queued
+        if not self.playing:
+            return
+        # the next result re-arms the timer: at a set pace one auto-step in flight, at pace 0 PLAY_AHEAD
+        limit = PLAY_AHEAD if self.play_timer.interval() == 0 else 1
         a = self.sessions["A"]
-        if a.model is None or a.history is None or a.context_full():
+        if a.model is None or a.history is None:
             self.pause()
             return
-        self.step()
+        while self._pending < limit:
+            if a.context_full(ahead=self._pending):
+                if not self._pending:
+                    self.pause()
+                return
+            self.step()
 
     # ---- results --------------------------------------------------------------------------------
     def _done(self) -> None:
@@ -408,10 +420,10 @@ class AppState(QObject):
         if session != "A":
             self.sigHistory.emit(session)
             return
-        if self.playing and not self.busy:
+        if self.playing:
             if self.play_timer.interval() == 0:
-                self._on_play_tick()  # queue the next step first: the worker runs it while views redraw
-            else:
+                self._on_play_tick()  # queue the next steps first: the worker runs them while views redraw
+            elif not self.busy:
                 self.play_timer.start()
         wait = self._last_emit + FRAME_S - time.perf_counter()
         if self.playing and wait > 0:

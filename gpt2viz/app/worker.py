@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
 
-from gpt2viz.core.analysis import lens_at, lens_top
+from gpt2viz.core.analysis import lens_at, lens_top, residual_stack_at
 from gpt2viz.core import runtime
 from gpt2viz.core.runtime import Cancelled, Model
 from gpt2viz.core.stepper import Generator, History
@@ -94,12 +94,14 @@ class InferenceWorker(QObject):
         gen = self.gens[session]
         h = gen.history()
         base = self._baseline(gen, session, h) if gen.interventions else None
+        n_layer, newest = gen.model.config.n_layer, len(h.tokens) - 1
         if not with_lens:
-            self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, None, base))
+            # Only its top tokens (the lens grid's new column), made inside the lens graph: while playing,
+            # views skip frames, and the GUI thread would otherwise compute every skipped column there.
+            tops = self.weights[session].lens_tops(residual_stack_at(h, n_layer, newest))
+            self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, tops, base))
             return
-        lens = lens_at(h, self.weights[session], gen.model.config.n_layer, len(h.tokens) - 1)
-        # Its top tokens too: while playing, views skip frames, and the lens grid would otherwise compute
-        # the skipped columns on the GUI thread.
+        lens = lens_at(h, self.weights[session], n_layer, newest)
         self.sigResult.emit(req, session, Result(h, elapsed_ms, lens, ran, lens_top(lens), base))
 
     def _baseline(self, gen: Generator, session: str, h: History):

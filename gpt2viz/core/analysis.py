@@ -12,7 +12,7 @@ def token_rank_and_prob(logits: np.ndarray, token: int) -> tuple[np.ndarray, np.
     """Per row of [N, V] logits: the token's rank (0 = top) and its softmax probability."""
     logits = np.atleast_2d(logits)
     ranks = (logits > logits[:, [token]]).sum(axis=1)
-    return ranks, lens_probabilities(logits)[:, token]
+    return ranks, token_probabilities(logits, np.full(len(logits), token))
 
 
 def residual_stack_at(history, n_layer: int, position: int) -> np.ndarray:
@@ -25,14 +25,6 @@ def residual_stack_at(history, n_layer: int, position: int) -> np.ndarray:
 def lens_at(history, weights: Weights, n_layer: int, position: int) -> np.ndarray:
     """Logit lens [n_layer + 1, V] at any position of a History; the last row is the model's logits."""
     return weights.lens(residual_stack_at(history, n_layer, position))
-
-
-def lens_many(history, weights: Weights, n_layer: int, positions) -> np.ndarray:
-    """Logit lens [len(positions), n_layer + 1, V] of several positions in one onnxruntime call.
-
-    A grid's columns together: one [k (L + 1), E] x [E, V] product costs about half of k separate ones.
-    """
-    return weights.lens(np.stack([residual_stack_at(history, n_layer, p) for p in positions]))
 
 
 def focused_head(pattern_row: np.ndarray) -> tuple[int, int, float]:
@@ -134,6 +126,16 @@ def lens_probabilities(lens: np.ndarray) -> np.ndarray:
     return e / e.sum(-1, keepdims=True)
 
 
+def _softmax_denominators(lens: np.ndarray, pivot: np.ndarray) -> np.ndarray:
+    """sum(e^(x - pivot)) per row of [N, V] logits: exponentials in float32 (or float64 input), summed in float64."""
+    lens = np.asarray(lens)
+    if lens.dtype != np.float32:
+        lens = lens.astype(np.float64)
+    e = lens - pivot[:, None]
+    np.exp(e, out=e)
+    return e.sum(1, dtype=np.float64)
+
+
 def lens_top(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row of [N, V] logits: the top token and its probability (as :func:`lens_probabilities`).
 
@@ -141,9 +143,15 @@ def lens_top(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     float64 softmax; 6x faster, and a lens grid needs it for 13 x 50,257 logits per new column).
     """
     lens = np.asarray(lens)
-    if lens.dtype != np.float32:
-        lens = lens.astype(np.float64)
     top = lens.argmax(1)
-    e = lens - np.take_along_axis(lens, top[:, None], 1)
-    np.exp(e, out=e)
-    return top, 1.0 / e.sum(1, dtype=np.float64)
+    return top, 1.0 / _softmax_denominators(lens, lens[np.arange(len(lens)), top])
+
+
+def token_probabilities(lens: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """Per row of [N, V] logits: the probability of that row's token in ``tokens`` [N] (as :func:`lens_probabilities`,
+    without making the [N, V] float64 matrix: a lens target's path and the pipeline's top 3 read a few entries)."""
+    lens = np.asarray(lens)
+    rows = np.arange(len(lens))
+    top = lens.max(1)
+    gap = np.asarray(lens[rows, tokens], dtype=np.float64) - top
+    return np.exp(gap) / _softmax_denominators(lens, top)

@@ -14,7 +14,7 @@ from collections import OrderedDict
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from gpt2viz.core.hooks import block_hook
 
@@ -199,8 +199,25 @@ def lens_graph(model: onnx.ModelProto) -> bytes:
     norm = helper.make_node("LayerNormalization", ["resid", *ln.input[1:]], ["normalized"], name=ln.name)
     norm.attribute.extend(ln.attribute)
     mm = helper.make_node("MatMul", ["normalized", head.input[1]], ["lens"], name=head.name)
-    sub = helper.make_graph([*nodes, norm, mm], "lens",
+    # Each row's top token and its probability, as analysis.lens_top defines them (first index of the
+    # maximum; 1 / sum(e^(x - max)), exponentials in float32 summed in float64), computed here so a
+    # lens grid's columns never bring [N, V] logits back to Python (numpy's pass over them cost as
+    # much as the product while auto-stepping).
+    tops = [
+        helper.make_node("ArgMax", ["lens"], ["top_index"], axis=1, keepdims=1),
+        helper.make_node("GatherElements", ["lens", "top_index"], ["top_logit"], axis=1),
+        helper.make_node("Sub", ["lens", "top_logit"], ["shifted"]),
+        helper.make_node("Exp", ["shifted"], ["exps"]),
+        helper.make_node("Cast", ["exps"], ["exps64"], to=TensorProto.DOUBLE),
+        helper.make_node("ReduceSum", ["exps64", "row_axis"], ["exp_sum"], keepdims=0),
+        helper.make_node("Reciprocal", ["exp_sum"], ["p_top"]),
+        helper.make_node("Squeeze", ["top_index", "row_axis"], ["top"]),
+    ]
+    axis = numpy_helper.from_array(np.array([1], dtype=np.int64), "row_axis")
+    sub = helper.make_graph([*nodes, norm, mm, *tops], "lens",
                             [helper.make_tensor_value_info("resid", TensorProto.FLOAT, [None, None])],
-                            [helper.make_tensor_value_info("lens", TensorProto.FLOAT, None)],
-                            initializer=[inits[n] for n in dict.fromkeys(used)])
+                            [helper.make_tensor_value_info("lens", TensorProto.FLOAT, None),
+                             helper.make_tensor_value_info("top", TensorProto.INT64, None),
+                             helper.make_tensor_value_info("p_top", TensorProto.DOUBLE, None)],
+                            initializer=[inits[n] for n in dict.fromkeys(used)] + [axis])
     return helper.make_model(sub, opset_imports=list(model.opset_import), ir_version=8).SerializeToString()

@@ -233,9 +233,10 @@ class Session:
 
         return lens_probabilities(np.asarray(self.baseline[0])[None])[0]
 
-    def context_full(self) -> bool:
-        """True when no further token fits."""
-        return self.history is not None and context_full(len(self.history.tokens), self.model.config.n_positions)
+    def context_full(self, ahead: int = 0) -> bool:
+        """True when no further token fits after ``ahead`` more (steps already requested) are added."""
+        return self.history is not None and context_full(len(self.history.tokens) + ahead,
+                                                         self.model.config.n_positions)
 
     def kv_cache_mb(self) -> float:
         if self.history is None or self.model is None:
@@ -257,37 +258,43 @@ class Session:
         if key in self._lens_cache:
             self._lens_cache.move_to_end(key)
             return self._lens_cache[key]
-        self._fill_lens(position)
+        self._fill_lens(position, full=True)
         return self._lens_cache[key]
 
     def lens_tops(self, position: int) -> tuple[np.ndarray, np.ndarray]:
         """Top token and its probability at every depth for ``position``."""
         key = self._lens_key(position)
         if key not in self._tops_cache:
-            self._fill_lens(position)
+            self._fill_lens(position, full=False)
         return self._tops_cache[key]
 
     def _lens_key(self, position: int) -> tuple:
         # causal: the lens at a position depends on the tokens up to it and the interventions in force
         return self.history.tokens[: position + 1], self.history.current.interventions
 
-    def _fill_lens(self, position: int) -> None:
-        """The lens at ``position`` and, in the same onnxruntime call, every newest position lacking one.
+    def _fill_lens(self, position: int, full: bool) -> None:
+        """The lens tops at ``position`` and, in the same onnxruntime call, every newest position lacking them;
+        the full [n_layer + 1, V] rows at ``position`` too when ``full``.
 
         While auto-stepping, views redraw a few times a second and each redraw finds several new
         positions: whichever view asks first (pipeline, lens grid, target path) computes them all at once,
-        so the grid's columns never cost one call each.
+        so the grid's columns never cost one call each; their logits stay inside onnxruntime.
         """
-        from gpt2viz.core.analysis import lens_many, lens_top
+        from gpt2viz.core.analysis import lens_at, lens_top, residual_stack_at
 
+        if full:
+            lens = lens_at(self.history, self.weights, self.n_layer, position)
+            key = self._lens_key(position)
+            self._remember(self._lens_cache, key, lens, 8)
+            self._remember(self._tops_cache, key, lens_top(lens), 4096)
         n = len(self.history.tokens)
-        todo = [position] + [p for p in range(max(0, n - LENS_WINDOW), n)
-                             if p != position and self._lens_key(p) not in self._tops_cache]
-        lenses = lens_many(self.history, self.weights, self.n_layer, todo)  # [k, L + 1, V]
-        top, prob = lens_top(lenses.reshape(-1, lenses.shape[-1]))
-        rows = lenses.shape[1]
-        for i, (p, lens) in enumerate(zip(todo, lenses)):
-            key = self._lens_key(p)
-            self._remember(self._tops_cache, key, (top[i * rows:(i + 1) * rows], prob[i * rows:(i + 1) * rows]), 4096)
-            if p in (position, n - 1):  # the full rows only where views read them (target path, pipeline)
-                self._remember(self._lens_cache, key, np.array(lens), 8)
+        todo = [p for p in dict.fromkeys([position, *range(max(0, n - LENS_WINDOW), n)])
+                if self._lens_key(p) not in self._tops_cache]
+        if not todo:
+            return
+        rows = self.n_layer + 1
+        stack = np.concatenate([residual_stack_at(self.history, self.n_layer, p) for p in todo])
+        top, prob = self.weights.lens_tops(stack)
+        for i, p in enumerate(todo):
+            self._remember(self._tops_cache, self._lens_key(p),
+                           (top[i * rows:(i + 1) * rows], prob[i * rows:(i + 1) * rows]), 4096)

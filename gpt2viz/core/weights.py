@@ -124,3 +124,17 @@ class Weights:
         out = self._lens_session.run(["lens"], {"resid": flat})[0]
         return out.reshape(*x.shape[:-1], out.shape[-1])
 
+    def lens_tops(self, resid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Top token and its lens probability for residual vectors [N, E]: ``lens_top(lens(resid))``.
+
+        Made inside the lens graph, so the [N, V] logits stay in onnxruntime (a lens grid's columns).
+        """
+        from gpt2viz.core.analysis import lens_top
+
+        x = np.asarray(resid, dtype=np.float32)
+        self._table  # noqa: B018 - opens the lens session with the parameters
+        if self._lens_session is None:
+            return lens_top(self.lens(x))
+        top, p = self._lens_session.run(["top", "p_top"], {"resid": np.ascontiguousarray(x)})
+        return top, p
+

@@ -40,6 +40,19 @@ def test_residual_stack_and_ranks(tiny_model_dir):
     np.testing.assert_allclose(probs[1], torch.softmax(torch.tensor(logits[1]), 0)[1].item())
 
 
+def test_token_probabilities_are_the_lens_probabilities():
+    """The few-entries form of the lens softmax agrees with the [N, V] float64 one (float32 logits of GPT-2's size)."""
+    from gpt2viz.core.analysis import lens_probabilities, lens_top, token_probabilities
+
+    x = (np.random.default_rng(3).normal(size=(5, 50257)) * 4).astype(np.float32)
+    full = lens_probabilities(x)
+    tokens = np.array([0, 17, 50256, 4, int(np.argmax(x[4]))])
+    np.testing.assert_allclose(token_probabilities(x, tokens), full[np.arange(5), tokens], rtol=1e-6)
+    top, p = lens_top(x)
+    np.testing.assert_array_equal(top, full.argmax(1))
+    np.testing.assert_allclose(p, full.max(1), rtol=1e-6)
+
+
 def _history(model, ids, steps=2):
     from gpt2viz.core.sampling import SamplingSettings
     from gpt2viz.core.stepper import Generator
@@ -117,7 +130,7 @@ def test_nearest_tokens_and_analogy(tiny_model_dir):
 
 def test_lens_at_every_depth_is_transformers_ln_f_and_lm_head(exported, torch_models):
     """Every row of the lens (onnxruntime on the graph's ln_f + lm_head) against transformers' own modules."""
-    from gpt2viz.core.analysis import lens_many
+    from gpt2viz.core.analysis import lens_top
 
     model = Model(exported["l3h4e32"])
     h = _history(model, [464, 3139, 286, 4881, 318], steps=2)
@@ -129,11 +142,19 @@ def test_lens_at_every_depth_is_transformers_ln_f_and_lm_head(exported, torch_mo
         ref = [hf.lm_head(hf.transformer.ln_f(s)) for s in out.hidden_states[:-1]] + [out.logits]
     ref = torch.stack(ref, 2)[0].numpy()  # [P, L + 1, V]
     positions = [1, 4, 6]
-    many = lens_many(h, w, 3, positions)
-    assert many.shape == (3, 4, 50257) and many.dtype == np.float32
-    for i, p in enumerate(positions):
-        np.testing.assert_allclose(many[i], ref[p], atol=1e-4 * np.abs(ref[p]).max())
-        np.testing.assert_array_equal(lens_at(h, w, 3, p), many[i])
+    for p in positions:
+        lens = lens_at(h, w, 3, p)
+        assert lens.shape == (4, 50257) and lens.dtype == np.float32
+        np.testing.assert_allclose(lens, ref[p], atol=1e-4 * np.abs(ref[p]).max())
+    # The tops made inside the lens graph are lens_top of those logits, and of transformers' own
+    stack = np.concatenate([residual_stack_at(h, 3, p) for p in positions])
+    top, prob = w.lens_tops(stack)
+    want_top, want_prob = lens_top(np.concatenate([lens_at(h, w, 3, p) for p in positions]))
+    np.testing.assert_array_equal(top, want_top)
+    np.testing.assert_allclose(prob, want_prob, rtol=1e-6)
+    ref_top, ref_prob = lens_top(ref[positions].reshape(-1, 50257).astype(np.float64))
+    np.testing.assert_array_equal(top, ref_top)
+    np.testing.assert_allclose(prob, ref_prob, rtol=1e-3)
 
 
 def test_lens_top_is_the_float64_softmax(exported):

@@ -198,10 +198,13 @@ def test_lens_grid_columns_are_one_onnxruntime_call(exported, monkeypatch):
 
     s = make_session(exported["l3h4e32"], steps=6)
     calls = []
-    real = type(s.weights).lens
-    monkeypatch.setattr(type(s.weights), "lens", lambda self, x: calls.append(x.shape) or real(self, x))
+    W = type(s.weights)
+    real_lens, real_tops = W.lens, W.lens_tops
+    monkeypatch.setattr(W, "lens", lambda self, x: calls.append(("lens", x.shape)) or real_lens(self, x))
+    monkeypatch.setattr(W, "lens_tops", lambda self, x: calls.append(("tops", x.shape)) or real_tops(self, x))
     g = lens_grid(s)
-    assert len(calls) == 1 and calls[0][0] == len(g.positions)  # every column in one call
+    # every column in one call, [columns x (layers + 1), E]; the logits stay inside onnxruntime
+    assert calls == [("tops", (len(g.positions) * 4, 32))]
     pipeline_summary(s)
     lens_target(s)
     lens_grid(s)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.analysis import focused_head, lens_probabilities, lens_top
+from gpt2viz.core.analysis import focused_head, lens_probabilities
 from gpt2viz.core.sampling import SamplingSettings, entropy
 from gpt2viz.core.session import Selection, Session
 
@@ -106,7 +106,7 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
     n = len(h.tokens)
     pos = n - 1 if sel.position is None else min(sel.position, n - 1)
     lens = session.lens(pos)
-    tops, ptops = lens_top(lens)
+    tops, ptops = session.lens_tops(pos)
     e, p = h.hook_at("hook_embed", pos), h.hook_at("hook_pos_embed", pos)
     delta_rows = None
     target = None

@@ -80,6 +80,10 @@ class LensView(LazyView):
             self.table.setHorizontalHeaderLabels(headers[0])
             self.table.setVerticalHeaderLabels([self.tr("embed")] + [self.tr("block {layer}").format(layer=L)
                                                                    for L in range(n_rows - 1)])
+        # translated once per refresh, not per cell (a grid is up to 16 x 49 cells, redrawn while playing)
+        tip = self.tr("{where}, position {pos} predicts {token} ({prob:.1%})")
+        block = self.tr("after block {layer}")
+        wheres = [self.tr("after the embeddings")] + [block.format(layer=L) for L in range(n_rows - 1)]
         for r in range(n_rows):
             for c in range(n_cols):
                 p, top = float(g.probs[r, c]), int(g.tops[r, c])
@@ -87,12 +91,10 @@ class LensView(LazyView):
                 if item is None:  # items are reused: only their text and colour change
                     item = QTableWidgetItem()
                     self.table.setItem(r, c, item)
-                item.setText(f"{tok.token_display(top)}\n{p:.0%}")
+                shown = tok.token_display(top)
+                item.setText(f"{shown}\n{p:.0%}")
                 item.setBackground(QColor(70, 130, 200, int(30 + 200 * p)))
-                where = self.tr("after the embeddings") if r == 0 else \
-                    self.tr("after block {layer}").format(layer=r - 1)
-                item.setToolTip(self.tr("{where}, position {pos} predicts {token} ({prob:.1%})").format(
-                    where=where, pos=g.positions[c], token=tok.token_display(top), prob=p))
+                item.setToolTip(tip.format(where=wheres[r], pos=g.positions[c], token=shown, prob=p))
         if resize:
             self.table.resizeColumnsToContents()
             self.table.resizeRowsToContents()
