@@ -65,14 +65,18 @@ def app(folder: str, n: int, data: bool = False) -> None:
     from bench_engine import long_prompt
     from gpt2viz.app.settings import Settings
     from gpt2viz.app.state import AppState
-    from gpt2viz.core.runtime import Model
     from gpt2viz.core.session import Stage
     from gpt2viz.widgets.main_window import MainWindow
     from gpt2viz.widgets.snapshot import export_view
 
     qapp = QApplication.instance() or QApplication([])
     tmp = Path(tempfile.mkdtemp())
-    text, ids = long_prompt(Model(folder, verify=False), n)  # a throwaway Model: only its tokenizer is used
+    # only the tokenizer: a throwaway Model would leave its freed weights in the process's heap
+    from types import SimpleNamespace
+
+    from gpt2viz.core.tokenizer import GPT2Tokenizer
+
+    text, ids = long_prompt(SimpleNamespace(tokenizer=GPT2Tokenizer.from_file(Path(folder) / "tokenizer.json")), n)
     import gc
 
     gc.collect()
