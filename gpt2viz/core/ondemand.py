@@ -1,11 +1,13 @@
 """Hooks computed on demand, exactly, by small graphs cut from the model's own exported graph.
 
-A long prefill keeps only what is cheap to keep. Attention scores and patterns are [H, P, K] per layer
-(2 x 12 x 12 x 1000^2 floats at 1000 tokens on GPT-2 small: 1.2 GB) and MLP activations [P, M] per
-layer (0.3 GB); onnxruntime computes only what requested outputs need, so a prefill that does not ask
-for them never holds them. A view that shows one gets it from the layer's sub-graph: the very nodes of
-``model.onnx`` between stored hooks (q, k, v / ln2) and the hook, run by onnxruntime on the same
-shapes, so the numbers are the full graph's own (tests hold them to 1e-6).
+A long prefill keeps only what is cheap to keep and read at every layer: the residual stream and the
+sub-layer outputs. Attention scores and patterns are [H, P, K] per layer (2 x 12 x 12 x 1000^2 floats
+at 1000 tokens on GPT-2 small: 1.2 GB), MLP activations [P, M] per layer (0.3 GB), and LayerNorm
+outputs, q, k, v and z six more [P, E] arrays per layer (0.2 GB; 0.6 GB for gpt2-medium at 1024
+tokens); onnxruntime computes only what requested outputs need, so a prefill that does not ask for
+them never holds them. A view that shows one gets it from the block's sub-graph: the very nodes of
+``model.onnx`` between a stored hook and the hook, run by onnxruntime on the same shapes, so the
+numbers are the full graph's own (tests hold them to 1e-6).
 """
 
 from __future__ import annotations
@@ -18,20 +20,24 @@ from onnx import TensorProto, helper, numpy_helper
 
 from gpt2viz.core.hooks import block_hook
 
-# Hook -> the stored hooks its sub-graph reads. hook_embed only gives the graph its [B, P] shape.
-SOURCES = {
-    "attn.hook_attn_scores": ("attn.hook_q", "attn.hook_k", "attn.hook_v"),
-    "attn.hook_pattern": ("attn.hook_q", "attn.hook_k", "attn.hook_v"),
-    "mlp.hook_pre": ("ln2.hook_normalized",),
-    "mlp.hook_post": ("ln2.hook_normalized",),
+# Each family of on-demand hooks is the output of one sub-graph per block, read from one stored hook
+# (the residual stream as the block's attention or MLP sees it, after any intervention there):
+# "attn": LayerNorm 1, q, k, v, z, scores, pattern from hook_resid_pre (hook_embed only gives the graph
+# its [B, P] shape); "mlp": LayerNorm 2, pre- and post-activations from hook_resid_mid. The residual
+# stream and the two sub-layer outputs (5 of a block's 14 hooks) stay stored: they are what the
+# pipeline, lens, residual and attribution views read at every layer.
+FAMILIES = {
+    "attn": (("hook_resid_pre",), ("ln1.hook_normalized", "attn.hook_q", "attn.hook_k", "attn.hook_v",
+                                   "attn.hook_z", "attn.hook_attn_scores", "attn.hook_pattern")),
+    "mlp": (("hook_resid_mid",), ("ln2.hook_normalized", "mlp.hook_pre", "mlp.hook_post")),
 }
-ONDEMAND_HOOKS = tuple(SOURCES)
+ONDEMAND_HOOKS = tuple(h for _, outs in FAMILIES.values() for h in outs)
 
 # A prefill of at least this many positions leaves ONDEMAND_HOOKS to on-demand sub-graphs. Below it
 # they are small (0.6 MB of patterns at 32 tokens on GPT-2 small) and kept, so short prompts and cached
 # steps ([H, 1, K]) stay exactly as before.
 ONDEMAND_FROM = 64
-CACHE_ENTRIES = 4  # computed hook arrays kept per trace (two layers' scores + pattern)
+CACHE_GROUPS = 2  # blocks' computed families kept per trace (e.g. one layer's attention and its MLP)
 
 
 def _cut(graph: onnx.GraphProto, inputs: list[str], outputs: list[str], name: str, opset) -> bytes:
@@ -79,33 +85,29 @@ def hook_source(graph: onnx.GraphProto, hook: str) -> str:
     raise KeyError(f"the graph has no hook output {hook!r}")
 
 
-def cut_graphs(model: onnx.ModelProto, n_layer: int, mlp: bool = True) -> dict[tuple[int, str], tuple[bytes, tuple[str, ...]]]:
+def cut_graphs(model: onnx.ModelProto, n_layer: int) -> dict[tuple[int, str], tuple[bytes, tuple[str, ...]]]:
     """Per (layer, family) the serialized sub-graph and the stored hooks it reads, in input order.
 
-    Families: ``"attn"`` (scores and pattern from q, k, v, plus hook_embed for the shape and the mask
-    inputs) and ``"mlp"`` (hook_pre and hook_post from ln2; cut from the graph with intervention inputs,
-    when it has them, so a neuron ablation applies on demand too).
+    Families are :data:`FAMILIES`; the attention one also reads hook_embed (for the shape) and the
+    mask inputs. Cut from the graph with intervention inputs, when it has them, so an intervention
+    inside the sub-graph (a head's z, a neuron) applies on demand too. ``model`` may be a skeleton
+    (:func:`gpt2viz.core.onnx_file.read_skeleton`): the sub-graphs then read their weights from the file.
     """
     g = model.graph
     src = {n.output[0]: n.input[0] for n in g.node if n.op_type == "Identity"}
     out = {}
     for layer in range(n_layer):
-        reads = ("attn.hook_q", "attn.hook_k", "attn.hook_v")
-        ins = [src[block_hook(layer, h)] for h in reads] + [src["hook_embed"]]
-        outs = [block_hook(layer, h) for h in ("attn.hook_attn_scores", "attn.hook_pattern")]
-        out[(layer, "attn")] = (_cut(g, ins, outs, f"attn_{layer}", model.opset_import),
-                                tuple(block_hook(layer, h) for h in reads) + ("hook_embed",))
-        if not mlp:
-            continue
-        ins = [src[block_hook(layer, "ln2.hook_normalized")]]
-        outs = [block_hook(layer, h) for h in ("mlp.hook_pre", "mlp.hook_post")]
-        out[(layer, "mlp")] = (_cut(g, ins, outs, f"mlp_{layer}", model.opset_import),
-                               (block_hook(layer, "ln2.hook_normalized"),))
+        for fam, (reads, hooks) in FAMILIES.items():
+            reads = tuple(block_hook(layer, h) for h in reads) + (("hook_embed",) if fam == "attn" else ())
+            outs = [block_hook(layer, h) for h in hooks]
+            out[(layer, fam)] = (_cut(g, [src[r] for r in reads], outs, f"{fam}_{layer}", model.opset_import),
+                                 reads)
     return out
 
 
 def family(hook: str) -> str:
-    return "attn" if hook.startswith("attn.") else "mlp"
+    """The family (:data:`FAMILIES`) of an on-demand hook name without its block prefix."""
+    return next(f for f, (_, outs) in FAMILIES.items() if hook in outs)
 
 
 class OnDemand:
@@ -128,42 +130,49 @@ class OnDemand:
         self.positions = positions
         self.names = frozenset(block_hook(L, h) for L in range(layers) for h in ONDEMAND_HOOKS)
         self._feeds = feeds
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        # (layer, family) -> every hook its sub-graph computed: a view reading q, then k, then the
+        # pattern of one block runs the sub-graph once.
+        self._cache: OrderedDict[tuple[int, str], dict[str, np.ndarray]] = OrderedDict()
 
     def get(self, name: str, trace) -> np.ndarray:
         """Hook ``name`` of ``trace`` (without the batch dimension), read-only."""
-        if name in self._cache:
-            self._cache.move_to_end(name)
-            return self._cache[name]
         layer, hook = int(name.split(".")[1]), name.split(".", 2)[2]
-        fam = family(hook)
+        key = (layer, family(hook))
+        group = self._cache.get(key)
+        if group is None:
+            group = self._cache[key] = self._compute(layer, key[1], trace)
+            while len(self._cache) > CACHE_GROUPS:
+                self._cache.popitem(last=False)
+        self._cache.move_to_end(key)
+        return group[name]
+
+    def _compute(self, layer: int, fam: str, trace) -> dict[str, np.ndarray]:
         sess, reads = self.model.ondemand_session(layer, fam)
         feed = {i.name: trace.hooks[r][None] for i, r in zip(sess.get_inputs(), reads)}
         P, c = self.positions, self.model.config
         extra = {"input_ids": np.zeros((1, P), np.int64), "attention_mask": np.ones((1, P), np.int64)}
         empty = np.zeros((1, c.n_head, 0, c.d_head), np.float32)
-        for i in sess.get_inputs()[len(reads):]:
-            if i.name in extra:
-                feed[i.name] = extra[i.name]
-            elif i.name.startswith("past_key_values."):
-                feed[i.name] = empty
-        if fam == "mlp" and self._feeds is not None:
-            feed.update(self._feeds(layer))
+        inputs = {i.name for i in sess.get_inputs()[len(reads):]}
+        for name in inputs:
+            if name in extra:
+                feed[name] = extra[name]
+            elif name.startswith("past_key_values."):
+                feed[name] = empty
+        if self._feeds is not None:  # the interventions in force, where the sub-graph has them
+            # (scale/shift inputs have no-op initializers: onnxruntime lists them apart from get_inputs)
+            settable = inputs | {i.name for i in sess.get_overridable_initializers()}
+            feed.update({k: v for k, v in self._feeds(layer).items() if k in settable})
         outs = [o.name for o in sess.get_outputs()]
+        group = {}
         for o, arr in zip(outs, sess.run(outs, feed)):
             a = arr[0]
             a.flags.writeable = False
-            self._cache[o] = a
-            self._cache.move_to_end(o)
-        result = self._cache[name]
-        while len(self._cache) > CACHE_ENTRIES:
-            self._cache.popitem(last=False)
-        return result
+            group[o] = a
+        return group
 
     def nbytes(self) -> int:
         """Memory of the computed hooks kept."""
-        return sum(a.nbytes for a in self._cache.values())
-
+        return sum(a.nbytes for g in self._cache.values() for a in g.values())
 
 
 def lens_graph(model: onnx.ModelProto) -> bytes:

@@ -319,12 +319,8 @@ class Model:
             if interventions:
                 start, n = past.length, len(ids)
 
-                def feeds(layer):
-                    from gpt2viz.core.hooks import scale_input, shift_input
-
-                    f = self.intervention_feeds(interventions, start, n, means)
-                    return {k: v for k, v in f.items()
-                            if k in (scale_input(layer, "mlp.hook_post"), shift_input(layer, "mlp.hook_post"))}
+                def feeds(layer):  # OnDemand keeps those its sub-graph reads (a head's z, a neuron)
+                    return self.intervention_feeds(interventions, start, n, means)
             od = OnDemand(self, self.config.n_layer, len(ids), feeds)
             od.names = ondemand
         trace = Trace.from_outputs(ids, past.length, merged, keep_all_logits, od)

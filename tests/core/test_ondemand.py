@@ -92,7 +92,7 @@ def test_ondemand_cache_is_bounded(exported, short_threshold):
     stored = sum(a.nbytes for a in trace.hooks.values()) + trace.last_logits.nbytes
     for L in range(3):
         trace["pattern", L], trace["attn_scores", L], trace["post", L]
-    assert len(trace.ondemand._cache) <= ondemand.CACHE_ENTRIES
+    assert len(trace.ondemand._cache) <= ondemand.CACHE_GROUPS
     assert trace["pattern", 0] is not None and trace.nbytes() > stored
 
 
