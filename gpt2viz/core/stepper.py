@@ -221,7 +221,7 @@ def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.
     The prompt's positions live in the first frame's trace, each generated one in its own frame;
     this hides that split. Attention hooks ([H, K]) keep only the keys the query can see (0..position). ``name`` is a full hook name or a ``("pattern", layer)`` key.
     """
-    from gpt2viz.core.hooks import hook_shapes, resolve
+    from gpt2viz.core.hooks import resolve
 
     full = resolve(name)
     # Every frame after the first computed exactly one position: index it directly, not by search.
@@ -231,12 +231,21 @@ def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.
     for frame in (*candidates, *frames):
         t = frame.trace
         if t.start <= position < t.start + t.positions:
-            letters = _letters(full, hook_shapes)[1:]  # the trace dropped B
-            row = np.take(t[full], position - t.start, axis=letters.index("P"))
-            if "K" in letters:  # a query at `position` only has keys 0..position; drop the masked future
-                row = np.take(row, np.arange(position + 1), axis=letters.index("K") - 1)
-            return row
+            if t.ondemand is not None and full not in t.hooks and full in t.ondemand.names:
+                # one position of an on-demand hook: kept apart, so a redraw reading every block's
+                # pattern row does not run every block's sub-graph again
+                return t.ondemand.row(full, t, position - t.start, lambda a: _row(a, full, position, t.start))
+            return _row(t[full], full, position, t.start)
     raise IndexError(f"no frame holds position {position}")
+
+
+def _row(a: np.ndarray, full: str, position: int, start: int) -> np.ndarray:
+    """Position ``position``'s slice of hook ``full``'s array ``a`` in a trace beginning at ``start``."""
+    letters = _letters(full)[1:]  # the trace dropped B
+    row = np.take(a, position - start, axis=letters.index("P"))
+    if "K" in letters:  # a query at `position` only has keys 0..position; drop the masked future
+        row = np.take(row, np.arange(position + 1), axis=letters.index("K") - 1)
+    return row
 
 
 @functools.lru_cache(maxsize=None)

@@ -96,6 +96,29 @@ def test_ondemand_cache_is_bounded(exported, short_threshold):
     assert trace["pattern", 0] is not None and trace.nbytes() > stored
 
 
+def test_rows_of_every_block_are_computed_once(exported, short_threshold, monkeypatch):
+    """A redraw reads one query row of every block's pattern: the second redraw runs no sub-graph
+    (only CACHE_GROUPS whole families are kept, the rows apart), and the rows are the full graph's."""
+    model = Model(exported["l4h2e24"])
+    gen = Generator(model)
+    gen.start(_ids(model, 30))
+    hist = gen.history()
+    runs = []
+    real = ondemand.OnDemand._compute
+    monkeypatch.setattr(ondemand.OnDemand, "_compute", lambda self, L, fam, t: runs.append((L, fam)) or real(self, L, fam, t))
+    for _ in range(2):
+        rows = [hist.hook_at(("pattern", L), 29) for L in range(4)]
+    assert runs == [(L, "attn") for L in range(4)]
+    full, _ = model.run(list(hist.tokens), hooks=model.hook_names)
+    for L, r in enumerate(rows):
+        assert not r.flags.writeable
+        assert float(np.abs(r - full["pattern", L][:, 29]).max()) <= 1e-6
+    monkeypatch.setattr(ondemand, "CACHE_ROWS", 3)
+    for p in range(10):
+        hist.hook_at(("post", 0), p)
+    assert len(hist.frames[0].trace.ondemand._rows) == 3
+
+
 @pytest.mark.parametrize("name", ["l3h4e32", "l4h2e24"])
 def test_chunked_prefill_equals_one_shot(exported, name, short_threshold, monkeypatch):
     monkeypatch.setattr(runtime, "CHUNK", 7)
