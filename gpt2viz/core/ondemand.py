@@ -186,6 +186,9 @@ class OnDemand:
             a = arr[0]
             a.flags.writeable = False
             group[o] = a
+        from gpt2viz.core.runtime import trim_heap
+
+        trim_heap()  # the sub-graph's temporaries ([H, P, P] masks, scores before softmax) were freed to malloc
         return group
 
     def nbytes(self) -> int:
