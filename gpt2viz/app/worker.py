@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
 
-from gpt2viz.core.analysis import lens_at, lens_top, residual_stack_at
+from gpt2viz.core.analysis import lens_at, residual_stack_at
 from gpt2viz.core import runtime
 from gpt2viz.core.runtime import Cancelled, Model
 from gpt2viz.core.stepper import Generator, History
@@ -101,8 +101,8 @@ class InferenceWorker(QObject):
             tops = self.weights[session].lens_tops(residual_stack_at(h, n_layer, newest))
             self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, tops, base))
             return
-        lens = lens_at(h, self.weights[session], n_layer, newest)
-        self.sigResult.emit(req, session, Result(h, elapsed_ms, lens, ran, lens_top(lens), base))
+        lens, tops = self.weights[session].lens_with_tops(residual_stack_at(h, n_layer, newest))
+        self.sigResult.emit(req, session, Result(h, elapsed_ms, lens, ran, tops, base))
 
     def _baseline(self, gen: Generator, session: str, h: History):
         """The current tokens run without interventions: the newest position's logits and logit lens."""

@@ -149,7 +149,7 @@ def lens_top(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def token_probabilities(lens: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     """Per row of [N, V] logits: the probability of that row's token in ``tokens`` [N] (as :func:`lens_probabilities`,
-    without making the [N, V] float64 matrix: a lens target's path and the pipeline's top 3 read a few entries)."""
+    without making the [N, V] float64 matrix: a lens target's path reads one entry per depth)."""
     lens = np.asarray(lens)
     rows = np.arange(len(lens))
     top = lens.max(1)

@@ -280,13 +280,13 @@ class Session:
         positions: whichever view asks first (pipeline, lens grid, target path) computes them all at once,
         so the grid's columns never cost one call each; their logits stay inside onnxruntime.
         """
-        from gpt2viz.core.analysis import lens_at, lens_top, residual_stack_at
+        from gpt2viz.core.analysis import residual_stack_at
 
         if full:
-            lens = lens_at(self.history, self.weights, self.n_layer, position)
+            lens, tops = self.weights.lens_with_tops(residual_stack_at(self.history, self.n_layer, position))
             key = self._lens_key(position)
             self._remember(self._lens_cache, key, lens, 8)
-            self._remember(self._tops_cache, key, lens_top(lens), 4096)
+            self._remember(self._tops_cache, key, tops, 4096)
         n = len(self.history.tokens)
         todo = [p for p in dict.fromkeys([position, *range(max(0, n - LENS_WINDOW), n)])
                 if self._lens_key(p) not in self._tops_cache]

@@ -241,7 +241,7 @@ def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.
 
 def _row(a: np.ndarray, full: str, position: int, start: int) -> np.ndarray:
     """Position ``position``'s slice of hook ``full``'s array ``a`` in a trace beginning at ``start``."""
-    letters = _letters(full)[1:]  # the trace dropped B
+    letters = _letters_of(full)[1:]  # the trace dropped B
     row = np.take(a, position - start, axis=letters.index("P"))
     if "K" in letters:  # a query at `position` only has keys 0..position; drop the masked future
         row = np.take(row, np.arange(position + 1), axis=letters.index("K") - 1)
@@ -257,6 +257,3 @@ def _letters_of(full: str) -> tuple[str, ...]:
     layer = int(full.split(".")[1]) if full.startswith("blocks.") else 0
     return tuple(hook_shapes(layer + 1)[full].split())
 
-
-def _letters(full: str, hook_shapes=None) -> tuple[str, ...]:
-    return _letters_of(full)

@@ -138,3 +138,15 @@ class Weights:
         top, p = self._lens_session.run(["top", "p_top"], {"resid": np.ascontiguousarray(x)})
         return top, p
 
+    def lens_with_tops(self, resid: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """``lens(resid)`` for residual vectors [N, E] and its :meth:`lens_tops`, from one onnxruntime call."""
+        from gpt2viz.core.analysis import lens_top
+
+        x = np.asarray(resid, dtype=np.float32)
+        self._table  # noqa: B018 - opens the lens session with the parameters
+        if self._lens_session is None:
+            lens = self.lens(x)
+            return lens, lens_top(lens)
+        lens, top, p = self._lens_session.run(["lens", "top", "p_top"], {"resid": np.ascontiguousarray(x)})
+        return lens, (top, p)
+

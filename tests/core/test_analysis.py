@@ -152,6 +152,10 @@ def test_lens_at_every_depth_is_transformers_ln_f_and_lm_head(exported, torch_mo
     want_top, want_prob = lens_top(np.concatenate([lens_at(h, w, 3, p) for p in positions]))
     np.testing.assert_array_equal(top, want_top)
     np.testing.assert_allclose(prob, want_prob, rtol=1e-6)
+    lens, (top1, prob1) = w.lens_with_tops(stack[:4])  # one call: the logits and their tops together
+    np.testing.assert_array_equal(lens, lens_at(h, w, 3, positions[0]))
+    np.testing.assert_array_equal(top1, top[:4])
+    np.testing.assert_allclose(prob1, prob[:4], rtol=1e-12)
     ref_top, ref_prob = lens_top(ref[positions].reshape(-1, 50257).astype(np.float64))
     np.testing.assert_array_equal(top, ref_top)
     np.testing.assert_allclose(prob, ref_prob, rtol=1e-3)
