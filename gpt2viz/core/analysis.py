@@ -67,7 +67,7 @@ def attention_matrices(history, layer: int, which: str = "pattern", last: int = 
     """
     n = len(history.tokens)
     first = max(0, n - last)
-    rows = [history.hook_at((which, layer), q) for q in range(first, n)]  # one lookup per query, all heads
+    rows = history.hook_rows((which, layer), first, n)  # one row per query, all heads
     m = np.full((rows[0].shape[0], n - first, n - first), np.nan, dtype=np.float32)
     for i, r in enumerate(rows):
         m[:, i, : i + 1] = r[:, first:]

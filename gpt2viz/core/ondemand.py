@@ -12,36 +12,46 @@ numbers are the full graph's own (tests hold them to 1e-6).
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from gpt2viz.core.hooks import block_hook
+from gpt2viz.core.hooks import BLOCK_HOOKS, block_hook
 
-# Each family of on-demand hooks is the output of one sub-graph per block, read from one stored hook
-# (the residual stream as the block's attention or MLP sees it, after any intervention there):
-# "attn": LayerNorm 1, q, k, v, z, scores, pattern from hook_resid_pre (hook_embed only gives the graph
-# its [B, P] shape); "mlp": LayerNorm 2, pre- and post-activations from hook_resid_mid. The residual
-# stream and the two sub-layer outputs (5 of a block's 14 hooks) stay stored: they are what the
-# pipeline, lens, residual and attribution views read at every layer.
+# Each family of on-demand hooks is the output of one sub-graph per block, read from the residual
+# stream as the block's attention or MLP sees it (after any intervention there): "attn": LayerNorm 1,
+# q, k, v, z, scores, pattern, the attention output and the residual after it, from hook_resid_pre
+# (hook_embed only gives the graph its [B, P] shape); "mlp": LayerNorm 2, pre- and post-activations
+# and the MLP output, from hook_resid_mid. A long prefill stores only the residual stream before and
+# after each block (2 of a block's 15 hooks): the lens grid reads them at every layer of many
+# positions; everything else views read one position at a time.
 FAMILIES = {
     "attn": (("hook_resid_pre",), ("ln1.hook_normalized", "attn.hook_q", "attn.hook_k", "attn.hook_v",
-                                   "attn.hook_z", "attn.hook_attn_scores", "attn.hook_pattern")),
-    "mlp": (("hook_resid_mid",), ("ln2.hook_normalized", "mlp.hook_pre", "mlp.hook_post")),
+                                   "attn.hook_z", "attn.hook_attn_scores", "attn.hook_pattern",
+                                   "hook_attn_out", "hook_resid_mid")),
+    "mlp": (("hook_resid_mid",), ("ln2.hook_normalized", "mlp.hook_pre", "mlp.hook_post", "hook_mlp_out")),
 }
 ONDEMAND_HOOKS = tuple(h for _, outs in FAMILIES.values() for h in outs)
+# Keys and values of a prefill are its KV cache, transposed ([1, H, P, D] there, [P, H, D] as hooks):
+# the same floats (tested bit for bit), so they are read from the cache, never computed again.
+FROM_CACHE = {"attn.hook_k": 0, "attn.hook_v": 1}
 
-# A prefill of at least this many positions leaves ONDEMAND_HOOKS to on-demand sub-graphs. Below it
+# A prefill of at least this many positions leaves ONDEMAND_HOOKS to on-demand computation. Below it
 # they are small (0.6 MB of patterns at 32 tokens on GPT-2 small) and kept, so short prompts and cached
 # steps ([H, 1, K]) stay exactly as before.
 ONDEMAND_FROM = 64
-CACHE_GROUPS = 2  # blocks' computed families kept per trace (e.g. one layer's attention and its MLP)
-# One position's slice of an on-demand hook, kept apart from the whole arrays: the pipeline, the
-# attribution and the stage texts read one query row ([H, K] of a pattern) of every block per redraw;
-# at 1000 tokens on GPT-2 small a row is 48 KB, a block's attention family 0.2 GB.
-CACHE_ROWS = 1024
+# Views read on-demand hooks one position at a time, at every layer (the pipeline, attribution, the
+# stage texts): those come ROW_BLOCK positions at a time from the model's own session, as one more
+# chunk after the prefill's cache (what the chunked prefill itself runs), every layer in one call:
+# ~50 ms for 16 positions at the end of 1000 tokens on GPT-2 small. A layer's many rows (an attention
+# map) or a whole hook come from the layer's sub-graph over those positions, after the same cache.
+ROW_BLOCK = 16
+# Computed hooks kept per trace (rows and ranges together; the newest is kept whatever its size).
+# At 1000 tokens on GPT-2 small a row block of every layer is 22 MB, a 256-row attention map 12 MB.
+KEEP_BYTES = 96 << 20
 
 
 def _cut(graph: onnx.GraphProto, inputs: list[str], outputs: list[str], name: str, opset) -> bytes:
@@ -115,71 +125,142 @@ def family(hook: str) -> str:
 
 
 class OnDemand:
-    """The hooks a long prefill's trace left out, computed when first read (a few kept).
+    """The hooks a long prefill's trace left out, computed exactly when first read (some kept).
 
     Parameters
     ----------
     model : Model
-        The model that ran the prefill (its sub-graph sessions are shared by all traces).
+        The model that ran the prefill.
     layers : int
         Number of blocks.
     positions : int
         Positions of the prefill (its keys are the same positions: no cache before it).
-    feeds : callable, optional
-        ``feeds(layer)`` -> extra inputs of the layer's MLP sub-graph (the interventions in force).
+    past : KVCache
+        The prefill's cache (or a longer one of the same context, see :meth:`follow`).
+    interventions : tuple, optional
+        The interventions the prefill ran under (and ``means`` for mean ablations): on-demand hooks
+        are computed under them too.
     """
 
-    def __init__(self, model, layers: int, positions: int, feeds=None):
+    def __init__(self, model, layers: int, positions: int, past, interventions=(), means=None):
         self.model = model
         self.positions = positions
         self.names = frozenset(block_hook(L, h) for L in range(layers) for h in ONDEMAND_HOOKS)
-        self._feeds = feeds
-        # (layer, family) -> every hook its sub-graph computed: a view reading q, then k, then the
-        # pattern of one block runs the sub-graph once.
-        self._cache: OrderedDict[tuple[int, str], dict[str, np.ndarray]] = OrderedDict()
-        self._rows: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
+        self.past = past
+        self.interventions, self.means = tuple(interventions), means
+        # Computed hooks, newest last: (first, stop) -> every on-demand hook of every layer for those
+        # positions (main session); (layer, family, first, stop) -> a family's hooks (sub-graph).
+        self._kept: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
 
-    def row(self, name: str, trace, index: int, take) -> np.ndarray:
-        """``take(array)`` for the ``index``-th position of hook ``name`` (read-only; kept, CACHE_ROWS of them)."""
-        key = (name, index)
-        r = self._rows.get(key)
-        if r is None:
-            r = np.array(take(self.get(name, trace)))  # a copy: the whole array may be dropped
-            r.flags.writeable = False
-            self._rows[key] = r
-            while len(self._rows) > CACHE_ROWS:
-                self._rows.popitem(last=False)
-        self._rows.move_to_end(key)
-        return r
+    def follow(self, cache) -> None:
+        """Read keys and values from ``cache`` from now on: a longer cache of the same context (a step's),
+        whose first positions are the prefill's own, bit for bit. The prefill's cache is then freed."""
+        if cache.length >= self.positions:
+            self.past = cache
+
+    # ---- reading ---------------------------------------------------------------------------------
+    def row(self, name: str, trace, index: int) -> np.ndarray:
+        """The ``index``-th position of hook ``name`` (keys 0..index for attention hooks), read-only."""
+        layer, hook = _split(name)
+        if hook in FROM_CACHE:
+            return self._cached_kv(layer, hook)[index]
+        group = self._holding(name, index, index + 1)
+        if group is None:
+            first = index - index % ROW_BLOCK
+            stop = min(first + ROW_BLOCK, self.positions)
+            group = self._keep((first, stop), lambda: self._block(trace, first, stop))
+        return _take(group[1][name], name, index - group[0], index + 1)
+
+    def rows(self, name: str, trace, first: int, stop: int) -> list[np.ndarray]:
+        """Positions ``first .. stop-1`` of hook ``name``, each as :meth:`row` gives it, from one computation."""
+        layer, hook = _split(name)
+        if hook in FROM_CACHE:
+            kv = self._cached_kv(layer, hook)
+            return [kv[i] for i in range(first, stop)]
+        group = self._holding(name, first, stop)
+        if group is None:
+            group = (first, self._range(layer, family(hook), trace, first, stop))
+        return [_take(group[1][name], name, i - group[0], i + 1) for i in range(first, stop)]
 
     def get(self, name: str, trace) -> np.ndarray:
-        """Hook ``name`` of ``trace`` (without the batch dimension), read-only."""
-        layer, hook = int(name.split(".")[1]), name.split(".", 2)[2]
-        key = (layer, family(hook))
-        group = self._cache.get(key)
+        """Hook ``name`` over every position of ``trace`` (without the batch dimension), read-only."""
+        layer, hook = _split(name)
+        if hook in FROM_CACHE:
+            return self._cached_kv(layer, hook)
+        group = self._holding(name, 0, self.positions)
         if group is None:
-            group = self._cache[key] = self._compute(layer, key[1], trace)
-            while len(self._cache) > CACHE_GROUPS:
-                self._cache.popitem(last=False)
-        self._cache.move_to_end(key)
-        return group[name]
+            group = (0, self._range(layer, family(hook), trace, 0, self.positions))
+        return group[1][name]
 
-    def _compute(self, layer: int, fam: str, trace) -> dict[str, np.ndarray]:
+    def nbytes(self) -> int:
+        """Memory of the computed hooks kept."""
+        return sum(a.nbytes for g in self._kept.values() for a in g.values())
+
+    # ---- computing -------------------------------------------------------------------------------
+    def _holding(self, name: str, first: int, stop: int):
+        """(first position, group) of a kept group with hook ``name`` at positions first..stop-1, or None."""
+        for key, group in reversed(self._kept.items()):
+            lo, hi = key[-2:]
+            if lo <= first and stop <= hi and name in group:
+                self._kept.move_to_end(key)
+                return lo, group
+        return None
+
+    def _keep(self, key: tuple, compute) -> tuple[int, dict[str, np.ndarray]]:
+        """(first position, group) for ``key``, computed by ``compute()`` unless kept; the oldest groups
+        go once more than KEEP_BYTES are kept (the newest stays, whatever its size)."""
+        group = self._kept.get(key)
+        if group is None:
+            group = self._kept[key] = compute()
+            total = self.nbytes()
+            while len(self._kept) > 1 and total > KEEP_BYTES:
+                _, old = self._kept.popitem(last=False)
+                total -= sum(a.nbytes for a in old.values())
+        self._kept.move_to_end(key)
+        return key[-2], group
+
+    def _cached_kv(self, layer: int, hook: str) -> np.ndarray:
+        a = self.past.layers[layer][FROM_CACHE[hook]][0, :, : self.positions].transpose(1, 0, 2)
+        a.flags.writeable = False
+        return a
+
+    def _block(self, trace, first: int, stop: int) -> dict[str, np.ndarray]:
+        """Every on-demand hook of every layer at positions first..stop-1: the model's own graph run on
+        them after the cache of the positions before, as the chunked prefill ran them."""
+        names = sorted(n for n in self.names if _split(n)[1] not in FROM_CACHE)
+        part, _ = self.model.run(trace.tokens[first:stop], self.past.truncated(first), hooks=names,
+                                 interventions=self.interventions, means=self.means, release=True)
+        return {n: part.hooks[n] for n in names}
+
+    def _range(self, layer: int, fam: str, trace, first: int, stop: int) -> dict[str, np.ndarray]:
+        """A family's hooks at positions first..stop-1 of one layer, from the layer's sub-graph (kept)."""
+        return self._keep((layer, fam, first, stop), lambda: self._subgraph(layer, fam, trace, first, stop))[1]
+
+    def _subgraph(self, layer: int, fam: str, trace, first: int, stop: int) -> dict[str, np.ndarray]:
         sess, reads = self.model.ondemand_session(layer, fam)
-        feed = {i.name: trace.hooks[r][None] for i, r in zip(sess.get_inputs(), reads)}
-        P, c = self.positions, self.model.config
-        extra = {"input_ids": np.zeros((1, P), np.int64), "attention_mask": np.ones((1, P), np.int64)}
-        empty = np.zeros((1, c.n_head, 0, c.d_head), np.float32)
+        feed = {}
+        for i, r in zip(sess.get_inputs(), reads):
+            # the MLP reads the residual after attention, itself on demand: the layer's attention first
+            if r in trace.hooks:
+                a = trace.hooks[r][first:stop]
+            else:
+                a = self._range(layer, family(_split(r)[1]), trace, first, stop)[r]
+            feed[i.name] = np.ascontiguousarray(a)[None]
+        c = self.model.config
+        extra = {"input_ids": np.zeros((1, stop - first), np.int64), "attention_mask": np.ones((1, stop), np.int64)}
         inputs = {i.name for i in sess.get_inputs()[len(reads):]}
         for name in inputs:
             if name in extra:
                 feed[name] = extra[name]
-            elif name.startswith("past_key_values."):
-                feed[name] = empty
-        if self._feeds is not None:  # the interventions in force, where the sub-graph has them
-            # (scale/shift inputs have no-op initializers: onnxruntime lists them apart from get_inputs)
+            elif name.startswith("past_key_values."):  # the keys and values of the positions before
+                _, L, kv = name.split(".")
+                past = self.past.layers[int(L)][0 if kv == "key" else 1]
+                feed[name] = np.ascontiguousarray(past[:, :, :first]) if first else \
+                    np.zeros((1, c.n_head, 0, c.d_head), np.float32)
+        if self.interventions:  # those the sub-graph has (scale/shift inputs are overridable initializers)
             settable = inputs | {i.name for i in sess.get_overridable_initializers()}
-            feed.update({k: v for k, v in self._feeds(layer).items() if k in settable})
+            ivs = self.model.intervention_feeds(self.interventions, first, stop - first, self.means)
+            feed.update({k: v for k, v in ivs.items() if k in settable})
         outs = [o.name for o in sess.get_outputs()]
         group = {}
         for o, arr in zip(outs, sess.run(outs, feed)):
@@ -188,13 +269,31 @@ class OnDemand:
             group[o] = a
         from gpt2viz.core.runtime import trim_heap
 
-        trim_heap()  # the sub-graph's temporaries ([H, P, P] masks, scores before softmax) were freed to malloc
+        trim_heap()  # the sub-graph's temporaries ([H, P, K] masks, scores before softmax) were freed to malloc
         return group
 
-    def nbytes(self) -> int:
-        """Memory of the computed hooks kept."""
-        return sum(a.nbytes for g in self._cache.values() for a in g.values()) + \
-            sum(r.nbytes for r in self._rows.values())
+
+def _split(name: str) -> tuple[int, str]:
+    """(layer, hook without its block prefix) of a per-block hook name."""
+    _, layer, hook = name.split(".", 2)
+    return int(layer), hook
+
+
+@functools.lru_cache(maxsize=None)
+def _axes(hook: str) -> tuple[int, int | None]:
+    """Where the P and K axes of a block hook are, the batch dimension dropped."""
+    letters = dict(BLOCK_HOOKS)[hook].split()[1:]
+    return letters.index("P"), (letters.index("K") if "K" in letters else None)
+
+
+def _take(a: np.ndarray, name: str, i: int, keys: int) -> np.ndarray:
+    """Row ``i`` along the P axis of an on-demand hook's array, attention hooks cut to their first ``keys`` keys."""
+    p, k = _axes(_split(name)[1])
+    where: list = [slice(None)] * a.ndim
+    where[p] = i
+    if k is not None:
+        where[k] = slice(0, keys)
+    return a[tuple(where)]
 
 
 def lens_graph(model: onnx.ModelProto) -> bytes:

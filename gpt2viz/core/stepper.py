@@ -70,6 +70,10 @@ class History:
         """One position's slice of a hook (see :func:`hook_at`)."""
         return hook_at(self.frames, name, position)
 
+    def hook_rows(self, name, first: int, stop: int) -> list[np.ndarray]:
+        """``[hook_at(name, p) for p in range(first, stop)]``, an on-demand hook's rows computed at once."""
+        return hook_rows(self.frames, name, first, stop)
+
 
 class Generator:
     """Generation history over one model, stepping with the KV cache.
@@ -184,6 +188,9 @@ class Generator:
         frame = Frame(self.tokens + (token,), trace, (time.perf_counter() - t0) * 1000, forced, self.interventions)
         self.frames.append(frame)
         self._cache = cache
+        od = self.frames[0].trace.ondemand
+        if od is not None:  # the prompt's keys are the first of the longer cache: the prefill's is freed
+            od.follow(cache)
         return frame
 
     def back(self) -> Frame:
@@ -234,9 +241,21 @@ def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.
             if t.ondemand is not None and full not in t.hooks and full in t.ondemand.names:
                 # one position of an on-demand hook: kept apart, so a redraw reading every block's
                 # pattern row does not run every block's sub-graph again
-                return t.ondemand.row(full, t, position - t.start, lambda a: _row(a, full, position, t.start))
+                return t.ondemand.row(full, t, position - t.start)
             return _row(t[full], full, position, t.start)
     raise IndexError(f"no frame holds position {position}")
+
+
+def hook_rows(frames, name, first: int, stop: int) -> list[np.ndarray]:
+    """Positions ``first .. stop-1`` of a hook as :func:`hook_at` gives them. Those a long prefill left to
+    on-demand computation come from one run of the layer's sub-graph, not one run per position."""
+    from gpt2viz.core.hooks import resolve
+
+    full, t = resolve(name), frames[0].trace
+    rows = []
+    if t.ondemand is not None and full not in t.hooks and full in t.ondemand.names and first < t.positions:
+        rows = t.ondemand.rows(full, t, first, min(stop, t.positions))
+    return rows + [hook_at(frames, full, p) for p in range(first + len(rows), stop)]
 
 
 def _row(a: np.ndarray, full: str, position: int, start: int) -> np.ndarray:

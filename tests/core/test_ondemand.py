@@ -86,37 +86,108 @@ def test_short_prompts_and_steps_keep_every_hook(exported, monkeypatch):
     assert long.ondemand is not None and "blocks.2.attn.hook_pattern" not in long.hooks
 
 
-def test_ondemand_cache_is_bounded(exported, short_threshold):
+def test_ondemand_memory_is_bounded(exported, short_threshold, monkeypatch):
     model = Model(exported["l3h4e32"])
     trace, _ = model.run(_ids(model, 30))
     stored = sum(a.nbytes for a in trace.hooks.values()) + trace.last_logits.nbytes
+    group = sum(a.nbytes for a in trace.ondemand._subgraph(0, "attn", trace, 0, 30).values())
+    monkeypatch.setattr(ondemand, "KEEP_BYTES", int(group * 1.5))
     for L in range(3):
         trace["pattern", L], trace["attn_scores", L], trace["post", L]
-    assert len(trace.ondemand._cache) <= ondemand.CACHE_GROUPS
+    assert 0 < trace.ondemand.nbytes() <= int(group * 1.5)
     assert trace["pattern", 0] is not None and trace.nbytes() > stored
 
 
-def test_rows_of_every_block_are_computed_once(exported, short_threshold, monkeypatch):
-    """A redraw reads one query row of every block's pattern: the second redraw runs no sub-graph
-    (only CACHE_GROUPS whole families are kept, the rows apart), and the rows are the full graph's."""
+def _count_runs(monkeypatch):
+    """Calls of the main session (row blocks) and of sub-graphs (ranges) made from now on."""
+    runs = []
+    block, sub = ondemand.OnDemand._block, ondemand.OnDemand._subgraph
+    monkeypatch.setattr(ondemand.OnDemand, "_block",
+                        lambda self, t, a, b: runs.append(("block", a, b)) or block(self, t, a, b))
+    monkeypatch.setattr(ondemand.OnDemand, "_subgraph",
+                        lambda self, L, fam, t, a, b: runs.append((fam, L, a, b)) or sub(self, L, fam, t, a, b))
+    return runs
+
+
+def test_rows_of_every_block_come_from_one_run(exported, short_threshold, monkeypatch):
+    """A redraw reads one position of every block (pattern rows, sub-layer outputs, MLP activations):
+    one run of the model's own session over that position's block of ROW_BLOCK positions, after the
+    prefill's cache, gives them all; a second redraw runs nothing; the rows are the full graph's."""
+    monkeypatch.setattr(ondemand, "ROW_BLOCK", 8)
     model = Model(exported["l4h2e24"])
     gen = Generator(model)
     gen.start(_ids(model, 30))
     hist = gen.history()
-    runs = []
-    real = ondemand.OnDemand._compute
-    monkeypatch.setattr(ondemand.OnDemand, "_compute", lambda self, L, fam, t: runs.append((L, fam)) or real(self, L, fam, t))
+    runs = _count_runs(monkeypatch)
+    names = ("pattern", "attn_scores", "z", "attn_out", "resid_mid", "pre", "post", "mlp_out", "ln1", "ln2")
     for _ in range(2):
-        rows = [hist.hook_at(("pattern", L), 29) for L in range(4)]
-    assert runs == [(L, "attn") for L in range(4)]
+        rows = {(n, L): hist.hook_at((n, L), 29) for n in names for L in range(4)}
+    assert runs == [("block", 24, 30)]
     full, _ = model.run(list(hist.tokens), hooks=model.hook_names)
-    for L, r in enumerate(rows):
+    for (n, L), r in rows.items():
         assert not r.flags.writeable
-        assert float(np.abs(r - full["pattern", L][:, 29]).max()) <= 1e-6
-    monkeypatch.setattr(ondemand, "CACHE_ROWS", 3)
-    for p in range(10):
-        hist.hook_at(("post", 0), p)
-    assert len(hist.frames[0].trace.ondemand._rows) == 3
+        want = np.take(full[n, L], 29, axis=1 if n in ("pattern", "attn_scores") else 0)
+        assert r.shape == want.shape and float(np.abs(r - want).max()) <= 1e-6, (n, L)
+    for p in (0, 7, 8, 23):  # other blocks: one run each
+        assert float(np.abs(hist.hook_at(("pattern", 3), p) - full["pattern", 3][:, p, : p + 1]).max()) <= 1e-6
+    assert runs[1:] == [("block", 0, 8), ("block", 8, 16), ("block", 16, 24)]
+
+
+def test_many_rows_of_one_layer_come_from_its_sub_graph(exported, short_threshold, monkeypatch):
+    """An attention map reads every row of one layer: one sub-graph run over those positions (after
+    the cache of the ones before), equal to the full graph and to one-by-one reads."""
+    model = Model(exported["l4h2e24"])
+    gen = Generator(model)
+    gen.start(_ids(model, 30, seed=4))
+    gen.step(SamplingSettings(temperature=0))
+    hist = gen.history()
+    runs = _count_runs(monkeypatch)
+    rows = hist.hook_rows(("pattern", 2), 10, 31)  # 20 prompt positions, then the step's
+    assert runs == [("attn", 2, 10, 30)]
+    full, _ = model.run(list(hist.tokens), hooks=model.hook_names)
+    for p, r in zip(range(10, 31), rows):
+        assert float(np.abs(r - full["pattern", 2][:, p, : p + 1]).max()) <= 1e-5
+        assert float(np.abs(r - hist.hook_at(("pattern", 2), p)).max()) <= 1e-6
+    post = hist.hook_rows(("post", 1), 3, 9)  # the MLP reads the residual after attention, on demand too
+    assert runs[1:3] == [("mlp", 1, 3, 9), ("attn", 1, 3, 9)]
+    assert float(np.abs(np.stack(post) - full["post", 1][3:9]).max()) <= 1e-6
+
+
+def test_keys_and_values_are_the_cache(exported, short_threshold):
+    """k and v of a long prefill are its KV cache transposed, bit for bit; after a step they are read
+    from the step's longer cache (the prefill's is not held twice) and stay the same."""
+    model = Model(exported["l3h4e32"])
+    gen = Generator(model)
+    gen.start(_ids(model, 24, seed=5))
+    trace = gen.frames[0].trace
+    full, _ = model.run(list(trace.tokens), hooks=model.hook_names)
+    for L in range(3):
+        np.testing.assert_array_equal(trace["k", L], full["k", L])
+        np.testing.assert_array_equal(trace["v", L], full["v", L])
+    gen.step(SamplingSettings(temperature=0))
+    assert trace.ondemand.past is gen._cache and gen._cache.length == 25
+    for L in range(3):
+        np.testing.assert_array_equal(trace["k", L], full["k", L])
+        np.testing.assert_array_equal(gen.history().hook_at(("v", L), 23), full["v", L][23])
+
+
+@pytest.mark.parametrize("ivs", [(NeuronAblation(1, 5, 2.5),), (HeadAblation(0, 1, "mean"), Steer(2, (20, 21), tuple(np.linspace(-1, 1, 32))))])
+def test_ondemand_rows_apply_interventions(exported, short_threshold, monkeypatch, ivs):
+    monkeypatch.setattr(ondemand, "ROW_BLOCK", 8)
+    model = Model(exported["l3h4e32"])
+    gen = Generator(model, interventions=ivs)
+    gen.start(_ids(model, 30, seed=6))
+    hist = gen.history()
+    full, _ = model.run(list(hist.tokens), hooks=model.hook_names, interventions=ivs, means=gen._means)
+    for L in range(3):
+        for n in ("z", "pattern", "attn_out", "post", "mlp_out"):
+            for p in (5, 21, 29):
+                want = np.take(full[n, L], p, axis=1 if n == "pattern" else 0)
+                if n == "pattern":
+                    want = want[:, : p + 1]
+                assert float(np.abs(hist.hook_at((n, L), p) - want).max()) <= 1e-6, (n, L, p)
+            rows = hist.hook_rows((n, L), 16, 30)
+            assert float(max(np.abs(r - hist.hook_at((n, L), p)).max() for p, r in zip(range(16, 30), rows))) <= 1e-6
 
 
 @pytest.mark.parametrize("name", ["l3h4e32", "l4h2e24"])
