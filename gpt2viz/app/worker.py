@@ -144,7 +144,7 @@ class InferenceWorker(QObject):
         def go():
             model = Model(folder)
             weights = Weights.of(model)
-            weights.W_U  # load the parameters here, not on the GUI thread
+            weights.embedding_norms  # open the lens session here, not on the GUI thread
             self.gens[session], self.weights[session] = Generator(model), weights
             self.sigModelLoaded.emit(req, session, (model, weights))
         self._guard(req, session, go)

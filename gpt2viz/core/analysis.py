@@ -44,7 +44,7 @@ def focused_head(pattern_row: np.ndarray) -> tuple[int, int, float]:
 def nearest_tokens(weights: Weights, vector: np.ndarray, k: int = 10, exclude=()) -> list[tuple[int, float]]:
     """The ``k`` vocabulary tokens whose embeddings have the highest cosine similarity to ``vector``."""
     v = np.asarray(vector, dtype=np.float32)
-    sims = (weights.W_U @ (v / max(float(np.linalg.norm(v)), 1e-12))) / weights.embedding_norms
+    sims = weights.unembed(v / max(float(np.linalg.norm(v)), 1e-12)) / weights.embedding_norms
     if exclude:
         sims[list(exclude)] = -np.inf
     idx = np.argpartition(-sims, k)[:k]
@@ -54,8 +54,8 @@ def nearest_tokens(weights: Weights, vector: np.ndarray, k: int = 10, exclude=()
 
 def analogy(weights: Weights, a: int, b: int, c: int, k: int = 5) -> list[tuple[int, float]]:
     """Nearest tokens to embed(a) − embed(b) + embed(c), leaving out a, b and c themselves."""
-    W = weights.W_U
-    return nearest_tokens(weights, W[a] - W[b] + W[c], k, exclude=(a, b, c))
+    ea, eb, ec = weights.embedding_rows([a, b, c])
+    return nearest_tokens(weights, ea - eb + ec, k, exclude=(a, b, c))
 
 
 # ---- attention ----------------------------------------------------------------------------------
@@ -96,7 +96,7 @@ def project_to_vocab(weights: Weights, vector: np.ndarray, k: int = 10) -> tuple
 
     Returns (top ``k`` (id, logit) by largest dot product, top ``k`` by most negative).
     """
-    logits = weights.W_U @ np.asarray(vector, dtype=np.float32)
+    logits = weights.unembed(np.asarray(vector, dtype=np.float32))
     up = np.argpartition(-logits, k)[:k]
     up = up[np.argsort(-logits[up])]
     down = np.argpartition(logits, k)[:k]

@@ -198,10 +198,10 @@ def readout_direction(weights, resid: np.ndarray, target: int,
     ln_bias_term : float
         beta · w.
     """
-    W_U = weights.W_U
-    w = W_U[target].astype(np.float64)
+    rows = weights.embedding_rows([target] if vs is None else [target, vs]).astype(np.float64)
+    w = rows[0]
     if vs is not None:
-        w = w - W_U[vs]
+        w = w - rows[1]
     gamma = weights.get("transformer.ln_f.weight").astype(np.float64)
     beta = weights.get("transformer.ln_f.bias").astype(np.float64)
     r = np.asarray(resid, dtype=np.float64)
@@ -249,7 +249,7 @@ def attribute(history, weights, n_layer: int, n_head: int, target: int | None = 
     if q == n - 1:
         logits = history.current.logits.astype(np.float64)  # the model's own numbers
     else:  # only the newest logits are stored; earlier ones are the same LayerNorm + unembedding
-        logits = weights.unembed(weights.ln_final(resid)).astype(np.float64)
+        logits = weights.lens(history.hook_at(("resid_post", n_layer - 1), q)).astype(np.float64)
     if target is None:
         target = int(np.argmax(logits)) if q == n - 1 else int(history.tokens[q + 1])
     d, sigma, ln_bias = readout_direction(weights, resid, target, vs)

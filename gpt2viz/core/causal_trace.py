@@ -81,7 +81,13 @@ class CausalTrace:
 
 def embedding_std(weights) -> float:
     """Standard deviation of every entry of the token embedding matrix (ROME's noise unit)."""
-    return float(np.asarray(weights.W_U, np.float64).std())
+    n, total, squares, rows = 0, 0.0, 0.0, 4096  # in slabs: the matrix is not kept (Weights.W_U)
+    V = int(weights.embedding_norms.shape[0])
+    for start in range(0, V, rows):
+        slab = weights.embedding_rows(range(start, min(start + rows, V))).astype(np.float64)
+        n, total, squares = n + slab.size, total + float(slab.sum()), squares + float((slab * slab).sum())
+    mean = total / n
+    return float(np.sqrt(max(squares / n - mean * mean, 0.0)))
 
 
 def noise_draws(samples: int, n_subject: int, d_model: int, scale: float, seed: int) -> np.ndarray:

@@ -326,8 +326,17 @@ def lens_graph(model: onnx.ModelProto) -> bytes:
         elif w in producer and producer[w] not in nodes:
             nodes.insert(0, producer[w])
             frontier.extend(producer[w].input)
-    norm = helper.make_node("LayerNormalization", ["resid", *ln.input[1:]], ["normalized"], name=ln.name)
-    norm.attribute.extend(ln.attribute)
+    ln_node = helper.make_node("LayerNormalization", ["resid", *ln.input[1:]], ["ln_out"], name=ln.name)
+    ln_node.attribute.extend(ln.attribute)
+    # ``normalize`` False skips the LayerNorm: the LM head's product alone, on vectors that are not
+    # residuals (an MLP output, a neuron's value vector: what a direction promotes). onnxruntime runs
+    # every node of a graph whatever outputs are asked for, so the choice is an If, not two branches.
+    branch = lambda name, nodes, out: helper.make_graph(  # noqa: E731
+        nodes, name, [], [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+    norm = helper.make_node("If", ["normalize"], ["normalized"],
+                            then_branch=branch("final_layernorm", [ln_node], "ln_out"),
+                            else_branch=branch("raw", [helper.make_node("Identity", ["resid"], ["raw_out"])],
+                                               "raw_out"))
     mm = helper.make_node("MatMul", ["normalized", head.input[1]], ["lens"], name=head.name)
     # Each row's top token and its probability, as analysis.lens_top defines them (first index of the
     # maximum; 1 / sum(e^(x - max)), exponentials in float32 summed in float64), computed here so a
@@ -343,11 +352,17 @@ def lens_graph(model: onnx.ModelProto) -> bytes:
         helper.make_node("Reciprocal", ["exp_sum"], ["p_top"]),
         helper.make_node("Squeeze", ["top_index", "row_axis"], ["top"]),
     ]
-    axis = numpy_helper.from_array(np.array([1], dtype=np.int64), "row_axis")
-    sub = helper.make_graph([*nodes, norm, mm, *tops], "lens",
-                            [helper.make_tensor_value_info("resid", TensorProto.FLOAT, [None, None])],
+    # The length of each token's row of the unembedding (cosine similarities): onnxruntime folds it
+    # into a constant when it loads the graph, so the session still holds the matrix once.
+    raw = [helper.make_node("ReduceL2", [head.input[1], "vocab_axis"], ["embedding_norms"], keepdims=0)]
+    axes = [numpy_helper.from_array(np.array([1], dtype=np.int64), "row_axis"),
+            numpy_helper.from_array(np.array([0], dtype=np.int64), "vocab_axis")]
+    sub = helper.make_graph([*nodes, norm, mm, *tops, *raw], "lens",
+                            [helper.make_tensor_value_info("resid", TensorProto.FLOAT, [None, None]),
+                             helper.make_tensor_value_info("normalize", TensorProto.BOOL, [])],
                             [helper.make_tensor_value_info("lens", TensorProto.FLOAT, None),
                              helper.make_tensor_value_info("top", TensorProto.INT64, None),
-                             helper.make_tensor_value_info("p_top", TensorProto.DOUBLE, None)],
-                            initializer=[inits[n] for n in dict.fromkeys(used)] + [axis])
+                             helper.make_tensor_value_info("p_top", TensorProto.DOUBLE, None),
+                             helper.make_tensor_value_info("embedding_norms", TensorProto.FLOAT, None)],
+                            initializer=[inits[n] for n in dict.fromkeys(used)] + axes)
     return helper.make_model(sub, opset_imports=list(model.opset_import), ir_version=8).SerializeToString()

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import mmap
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,10 @@ from onnx import TensorProto, helper
 # Initializers of at least this many bytes are left in the file; smaller ones (scalars, shapes, the
 # intervention inputs' no-op defaults) are parsed as usual.
 STUB_FROM = 1 << 16
+
+# Parameters read for analyses are kept up to this many bytes (newest first); bigger ones are read on
+# each use.
+KEEP_BYTES = 48 << 20
 
 # Field numbers of onnx.proto (ModelProto.graph, GraphProto.initializer, TensorProto.raw_data ...).
 _MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_RAW_DATA = 7, 5, 9
@@ -171,26 +177,58 @@ class WeightFiles:
         self.folder = Path(folder)
         self.stored = stored
         self._files = {name: open(self.folder / name, "rb") for name in sorted({s.file for s in stored.values()})}
-        self._arrays: dict[str, np.ndarray] = {}
+        self._arrays: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
 
     def array(self, name: str) -> np.ndarray:
-        """The initializer ``name`` as a read-only array (read from disk the first time)."""
-        a = self._arrays.get(name)
-        if a is not None:
-            return a
+        """The initializer ``name`` as a read-only array (read from disk unless among the newest kept)."""
+        with self._lock:
+            a = self._arrays.get(name)
+            if a is not None:
+                self._arrays.move_to_end(name)
+                return a
         s = self.stored[name]
         a = np.empty(s.shape, dtype=s.dtype)
-        view, done = memoryview(a).cast("B"), 0
-        if len(view) != s.length:
+        if a.nbytes != s.length:
             raise OnnxFileError(f"{name}: {s.length} bytes stored for a {s.dtype} tensor of shape {s.shape}")
+        self._read(name, memoryview(a).cast("B"), s.offset)
+        a.flags.writeable = False
+        with self._lock:
+            # The analyses read a few blocks' matrices at a time; every block's kept for good would be
+            # the model's weights again (0.4 GB of MLP output matrices alone for gpt2-medium).
+            if a.nbytes <= KEEP_BYTES:
+                self._arrays[name] = a
+                while sum(x.nbytes for x in self._arrays.values()) > KEEP_BYTES:
+                    self._arrays.popitem(last=False)
+        return a
+
+    def rows(self, name: str, index) -> np.ndarray:
+        """Rows ``index`` (first axis) of the initializer ``name``, read alone: [len(index), ...]."""
+        s = self.stored[name]
+        row = int(np.prod(s.shape[1:], dtype=np.int64)) * np.dtype(s.dtype).itemsize
+        out = np.empty((len(index), *s.shape[1:]), dtype=s.dtype)
+        if isinstance(index, range) and index.step == 1 and len(index):  # one read for a run of rows
+            if not 0 <= index.start and index.stop <= s.shape[0]:
+                raise IndexError(f"rows {index.start}..{index.stop - 1} of {name} (it has {s.shape[0]})")
+            self._read(name, memoryview(out).cast("B"), s.offset + index.start * row)
+            out.flags.writeable = False
+            return out
+        for k, i in enumerate(index):
+            if not 0 <= i < s.shape[0]:
+                raise IndexError(f"row {i} of {name} (it has {s.shape[0]})")
+            self._read(name, memoryview(out[k]).cast("B"), s.offset + i * row)
+        out.flags.writeable = False
+        return out
+
+    def _read(self, name: str, view: memoryview, offset: int) -> None:
+        """Fill ``view`` from the file of ``name`` at ``offset`` (preadv: no temporary, any thread)."""
+        s, done = self.stored[name], 0
         fd = self._files[s.file].fileno()
-        while done < s.length:
-            n = os.preadv(fd, [view[done:]], s.offset + done)
+        while done < len(view):
+            n = os.preadv(fd, [view[done:]], offset + done)
             if n <= 0:
                 raise OnnxFileError(f"{self.folder / s.file} ends before {name}'s data (was it cut short?)")
             done += n
-        a.flags.writeable = False
-        return self._arrays.setdefault(name, a)
 
     def close(self) -> None:
         """Close the files (arrays already read stay valid)."""

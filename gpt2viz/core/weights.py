@@ -83,8 +83,18 @@ class Weights:
 
     @property
     def W_U(self) -> np.ndarray:
-        """Unembedding [V, E] (GPT-2 ties it to the token embedding)."""
+        """Unembedding [V, E] (GPT-2 ties it to the token embedding), read from the file on each use: at
+        154 MB (GPT-2 small) it is not kept. Views use :meth:`unembed`, :meth:`embedding_rows` and
+        :attr:`embedding_norms`, which the lens session answers from its own copy."""
         return self.get("transformer.wte.weight")
+
+    def embedding_rows(self, ids) -> np.ndarray:
+        """Token embeddings [N, E] of ``ids`` (rows of :attr:`W_U`, read alone)."""
+        self._table  # noqa: B018 - opens the weight files
+        ids = ids if isinstance(ids, range) else [int(i) for i in ids]
+        if "transformer.wte.weight" not in self._files.stored:  # a small model: parsed with the graph
+            return np.asarray(self.get("transformer.wte.weight"))[list(ids)]
+        return self._files.rows("transformer.wte.weight", ids)
 
     def W_out(self, layer: int) -> np.ndarray:
         """MLP output weights [M, E] of a block: row n is what neuron n writes into the residual."""
@@ -94,9 +104,17 @@ class Weights:
     def embedding_norms(self) -> np.ndarray:
         """[V] lengths of the token embeddings, for cosine-similarity searches (a unit-length copy of
         the matrix would hold it twice: 154 MB for GPT-2 small)."""
+        self._table  # noqa: B018 - opens the lens session with the parameters
+        if self._lens_session is not None:  # a constant of the lens graph (ReduceL2, folded when loaded)
+            n = self._lens_session.run(["embedding_norms"], _lens_feed(np.zeros((1, self._width()), np.float32)))[0]
+            return np.maximum(n, 1e-12).astype(np.float32)
         W = self.W_U
         # einsum sums the squares row by row without a [V, E] temporary (np.linalg.norm makes one)
         return np.maximum(np.sqrt(np.einsum("ve,ve->v", W, W, dtype=np.float64)), 1e-12).astype(np.float32)
+
+    def _width(self) -> int:
+        return int(self._files.stored["transformer.wte.weight"].shape[1]) if "transformer.wte.weight" in \
+            self._files.stored else int(self.get("transformer.wte.weight").shape[1])
 
     def ln_final(self, x: np.ndarray) -> np.ndarray:
         """The final LayerNorm applied to residual vectors [..., E]."""
@@ -107,8 +125,16 @@ class Weights:
         return (x - mu) / np.sqrt(var + self.eps) * g + b
 
     def unembed(self, x: np.ndarray) -> np.ndarray:
-        """Logits [..., V] of final-LayerNormed vectors [..., E]."""
-        return np.asarray(x, dtype=np.float32) @ self.W_U.T
+        """The LM head's product [..., V] with vectors [..., E] (what each promotes; no LayerNorm).
+
+        Run by onnxruntime on the model's own ``lm_head`` MatMul in the lens graph, float32."""
+        x = np.asarray(x, dtype=np.float32)
+        self._table  # noqa: B018 - opens the lens session with the parameters
+        if self._lens_session is None:
+            return x @ self.W_U.T
+        flat = x.reshape(-1, x.shape[-1])
+        out = self._lens_session.run(["lens"], _lens_feed(flat, normalize=False))[0]
+        return out.reshape(*x.shape[:-1], out.shape[-1])
 
     def lens(self, resid: np.ndarray) -> np.ndarray:
         """Logits [..., V] the model would give residual vectors [..., E]: its final LayerNorm and LM head.
@@ -121,7 +147,7 @@ class Weights:
         if self._lens_session is None:
             return self.unembed(self.ln_final(x))
         flat = np.ascontiguousarray(x.reshape(-1, x.shape[-1]))
-        out = self._lens_session.run(["lens"], {"resid": flat})[0]
+        out = self._lens_session.run(["lens"], _lens_feed(flat))[0]
         return out.reshape(*x.shape[:-1], out.shape[-1])
 
     def lens_tops(self, resid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -135,7 +161,7 @@ class Weights:
         self._table  # noqa: B018 - opens the lens session with the parameters
         if self._lens_session is None:
             return lens_top(self.lens(x))
-        top, p = self._lens_session.run(["top", "p_top"], {"resid": np.ascontiguousarray(x)})
+        top, p = self._lens_session.run(["top", "p_top"], _lens_feed(x))
         return top, p
 
     def lens_with_tops(self, resid: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
@@ -147,6 +173,11 @@ class Weights:
         if self._lens_session is None:
             lens = self.lens(x)
             return lens, lens_top(lens)
-        lens, top, p = self._lens_session.run(["lens", "top", "p_top"], {"resid": np.ascontiguousarray(x)})
+        lens, top, p = self._lens_session.run(["lens", "top", "p_top"], _lens_feed(x))
         return lens, (top, p)
+
+
+def _lens_feed(x: np.ndarray, normalize: bool = True) -> dict[str, np.ndarray]:
+    """Inputs of the lens graph for rows [N, E]: through the final LayerNorm, or (``normalize`` False) not."""
+    return {"resid": np.ascontiguousarray(x, dtype=np.float32), "normalize": np.array(normalize)}
 

@@ -93,3 +93,9 @@ def test_windows_subjects_cancel_and_errors(small):
         causal_trace(model, weights, PROMPT, ())
     with pytest.raises(InterventionError, match="outside"):
         causal_trace(model, weights, PROMPT, (9,))
+
+
+def test_embedding_std_is_the_std_of_every_embedding_entry(small, torch_models):
+    """ROME's noise unit, read in slabs (the embedding is not kept): the checkpoint's own."""
+    wte = torch_models["l3h4e32"].state_dict()["transformer.wte.weight"].numpy()
+    assert embedding_std(small[1]) == pytest.approx(float(np.asarray(wte, np.float64).std()), rel=1e-9)

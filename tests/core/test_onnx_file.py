@@ -73,6 +73,28 @@ def test_weights_are_the_files_parameters(exported, stub_everything):
         np.testing.assert_array_equal(w.W_out(1), full["transformer.h.1.mlp.c_proj.weight"])
         norms = np.linalg.norm(full["transformer.wte.weight"], axis=1)
         np.testing.assert_allclose(w.embedding_norms, norms, rtol=1e-6)
+        np.testing.assert_array_equal(w.embedding_rows([7, 0, 7]), full["transformer.wte.weight"][[7, 0, 7]])
+        np.testing.assert_array_equal(w.embedding_rows(range(100, 140)), full["transformer.wte.weight"][100:140])
+        v = np.random.default_rng(0).standard_normal((3, 16)).astype(np.float32)  # the LM head's product alone
+        np.testing.assert_allclose(w.unembed(v), v @ full["transformer.wte.weight"].T, rtol=1e-5, atol=1e-5)
+        with pytest.raises(IndexError):
+            w.embedding_rows([50257])
+
+
+def test_parameters_kept_are_bounded(exported, stub_everything, monkeypatch):
+    """Analyses read a few blocks' matrices at a time: the newest are kept up to KEEP_BYTES, bigger
+    ones (the 154 MB embedding of GPT-2 small) are read on each use, equal every time."""
+    import gpt2viz.core.onnx_file as onnx_file
+
+    w = Weights.of(Model(exported["l3h4e32"]))
+    one = w.W_out(0).nbytes
+    monkeypatch.setattr(onnx_file, "KEEP_BYTES", 2 * one)
+    first = [w.W_out(L) for L in range(3)]
+    kept = w._files._arrays
+    assert list(kept) == ["transformer.h.1.mlp.c_proj.weight", "transformer.h.2.mlp.c_proj.weight"]
+    assert w.W_out(2) is first[2] and w.W_out(0) is not first[0]
+    np.testing.assert_array_equal(w.W_out(0), first[0])
+    assert w.W_U is not w.W_U and "transformer.wte.weight" not in kept
 
 
 def test_a_file_replaced_or_deleted_after_opening_is_refused_not_misread(exported, tmp_path, stub_everything):

@@ -108,3 +108,18 @@ def test_hidden_views_wait_and_catch_up_when_shown(win):
     assert mlp.caption.text() == before  # not redrawn while hidden
     tabs.setCurrentWidget(mlp)
     assert "position 1" in mlp.caption.text()
+
+
+def test_a_long_text_wraps_in_the_tokens_view_and_never_widens_the_window(win, qtbot):
+    """Visible spaces (␣) do not break lines: the tokens text was one unbreakable word, and a
+    1000-token prompt widened the window to 48,000 px (a 180 MB backing store)."""
+    st = win.state
+    n = st.model.config.n_positions - 4
+    win.prompt.setText(" ".join(["Paris"] * n))
+    win.run_prompt()
+    qtbot.waitUntil(lambda: not st.busy and len(st.history.tokens) >= n, timeout=20000)
+    width = win.width()
+    tv = win.detail.views["Tokens"]
+    win.detail.setCurrentWidget(tv)
+    qtbot.wait(50)
+    assert win.width() == width and tv.text.minimumSizeHint().width() < 800

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QFrame, QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.tokens import TokensSummary, tokens_summary
@@ -31,7 +31,14 @@ class TokensView(LazyView):
         self.table.cellClicked.connect(lambda r, _c: state.select_position(r, session))
         lay = QVBoxLayout(self)
         lay.addWidget(self.summary_label)
-        lay.addWidget(self.text)
+        # A long text scrolls inside a few lines' height instead of pushing the table away.
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        scroll.setWidget(self.text)
+        scroll.setMaximumHeight(180)
+        lay.addWidget(scroll)
         lay.addWidget(self.table, 1)
         self.watch(state.sigHistory)
         self.watch(state.sigSelection, self._select)
@@ -58,7 +65,9 @@ class TokensView(LazyView):
                     "Tokens marked [i-j/n] hold bytes i..j of an n-byte character.").format(
                 n=len(rows), n_bytes=sm.n_bytes, n_positions=sm.n_positions))
         spans = [f'<span style="background:{_BG[i % 2]}">{html.escape(r.display)}</span>' for i, r in enumerate(rows)]
-        self.text.setText("<p style='font-family:monospace; font-size:12pt'>" + "".join(spans) + "</p>")
+        # Zero-width spaces let a line break between tokens: visible spaces (␣) do not, and a long text
+        # was one unbreakable word that widened the window to fit it (48,000 px for 1000 tokens).
+        self.text.setText("<p style='font-family:monospace; font-size:12pt'>" + "\u200b".join(spans) + "</p>")
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             kind = (self.tr("generated") if row.generated else self.tr("prompt")) + \
