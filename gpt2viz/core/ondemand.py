@@ -49,9 +49,10 @@ ONDEMAND_FROM = 64
 # ~50 ms for 16 positions at the end of 1000 tokens on GPT-2 small. A layer's many rows (an attention
 # map) or a whole hook come from the layer's sub-graph over those positions, after the same cache.
 ROW_BLOCK = 16
-# Computed hooks kept per trace (rows and ranges together; the newest is kept whatever its size).
-# At 1000 tokens on GPT-2 small a row block of every layer is 22 MB, a 256-row attention map 12 MB.
-KEEP_BYTES = 96 << 20
+# Computed hooks kept per trace (rows and ranges together; see OnDemand._keep).
+# At 1000 tokens on GPT-2 small a row block of every layer is 22 MB, a layer's 127-row attention map
+# 15 MB: the position and the layer in view, and the one before.
+KEEP_BYTES = 32 << 20
 
 
 def _cut(graph: onnx.GraphProto, inputs: list[str], outputs: list[str], name: str, opset) -> bytes:
@@ -208,15 +209,20 @@ class OnDemand:
 
     def _keep(self, key: tuple, compute) -> tuple[int, dict[str, np.ndarray]]:
         """(first position, group) for ``key``, computed by ``compute()`` unless kept; the oldest groups
-        go once more than KEEP_BYTES are kept (the newest stays, whatever its size)."""
+        go once more than KEEP_BYTES are kept."""
         group = self._kept.get(key)
         if group is None:
             group = self._kept[key] = compute()
-            total = self.nbytes()
-            while len(self._kept) > 1 and total > KEEP_BYTES:
-                _, old = self._kept.popitem(last=False)
-                total -= sum(a.nbytes for a in old.values())
         self._kept.move_to_end(key)
+        # The newest row block and the newest range stay whatever their size: the pipeline reads the
+        # one at every redraw while an attention map of another layer reads the other (on gpt2-medium a
+        # row block of every layer is 55 MB, and computing it again holds the 0.2 GB cache twice).
+        newest = {next((k for k in reversed(self._kept) if len(k) == n), None) for n in (2, 4)}
+        total = self.nbytes()
+        for k in [k for k in self._kept if k not in newest]:
+            if total <= KEEP_BYTES:
+                break
+            total -= sum(a.nbytes for a in self._kept.pop(k).values())
         return key[-2], group
 
     def _cached_kv(self, layer: int, hook: str) -> np.ndarray:

@@ -33,7 +33,7 @@ STUB_FROM = 1 << 16
 
 # Parameters read for analyses are kept up to this many bytes (newest first); bigger ones are read on
 # each use.
-KEEP_BYTES = 48 << 20
+KEEP_BYTES = 24 << 20
 
 # Field numbers of onnx.proto (ModelProto.graph, GraphProto.initializer, TensorProto.raw_data ...).
 _MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_RAW_DATA = 7, 5, 9

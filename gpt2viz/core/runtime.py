@@ -31,6 +31,11 @@ class Cancelled(RuntimeError):
 # same in chunks at ~1.2 GB. A cached chunk is what a step is, which export validation checks against
 # transformers; chunked == one-shot to 1e-5 (tested).
 CHUNK = 128
+# ...and fewer when a chunk's hooks would take more than this: onnxruntime holds every graph output of a
+# call until it ends, and every hook is one, asked for or not (see Model._release_arena). A position's
+# hooks grow with the keys it attends to: 2 MB at 1000 tokens on GPT-2 small (so 80-position chunks at
+# the end), 5 MB on gpt2-medium (32), where 128 positions held 0.64 GB at once.
+CALL_BYTES = 160 << 20
 # A call of at least this many positions trims the C heap when it ends: its temporaries (chunks' hook
 # arrays before they are copied into the whole prompt's) are freed to glibc, which keeps them otherwise.
 # onnxruntime's arena keeps its peak (about 0.3 GB after a 1000-token prefill of GPT-2 small); measured
@@ -38,7 +43,7 @@ CHUNK = 128
 # with an arena growing by requested sizes plus shrinking after long calls (session.use_env_allocators,
 # memory.enable_memory_arena_shrinkage) a 32-token prefill is 1.19x slower for 0.1 GB less: both left out.
 TRIM_FROM = 64
-ONDEMAND_SESSIONS = 6  # on-demand sub-graph sessions kept open (see Model.ondemand_session)
+ONDEMAND_SESSIONS = 3  # on-demand sub-graph sessions kept open (see Model.ondemand_session)
 
 
 @dataclass(frozen=True)
@@ -285,6 +290,10 @@ class Model:
         shapes = hook_shapes(self.config.n_layer)
         ondemand = self.ondemand_hooks(len(ids), past.length) if hooks is None else frozenset()
         wanted = [h for h in (self.hook_names if hooks is None else dict.fromkeys(hooks)) if h not in ondemand]
+        # The residual after block L is the tensor block L + 1 starts from: stored once, unless an
+        # intervention at block L + 1's resid_pre makes its hook show another value.
+        same = self._same_residuals(interventions, past.length, len(ids), means) if ondemand else {}
+        wanted = [h for h in wanted if h not in same]
         # Only the last position's logits when that is all we keep: the LM head on P positions is a fifth
         # of a 1000-token prefill of GPT-2 small.
         last_only = not keep_all_logits and "logits" not in (hooks or ()) and self._has_last(session)
@@ -292,22 +301,29 @@ class Model:
         # [B, H, P, K] hooks of chunks do not join into the one-shot's [B, H, P, P]: those runs go in one call.
         positional = all("K" not in shapes.get(h, "") for h in wanted)
         size = CHUNK if chunk is None else (int(chunk) or len(ids))
-        chunk = size if len(ids) > size and positional else len(ids)
+        if len(ids) <= size or not positional:
+            spans = [(0, len(ids))]
+        else:
+            spans, s = [], 0
+            while s < len(ids):
+                n = size if chunk is not None else self._positions_within(CALL_BYTES, past.length + s + size, size)
+                spans.append((s, min(s + n, len(ids))))
+                s = spans[-1][1]
         # Each chunk's hooks go straight into arrays of the whole run's size: joining the chunks at the
         # end held every hook twice (measured: +0.4 GB at 1000 tokens on GPT-2 small).
         merged: dict[str, np.ndarray] = {}
         cache = past
-        for s in range(0, len(ids), chunk):
+        for s, e in spans:
             if cancel is not None and cancel():
                 raise Cancelled("cancelled")
-            part = ids[s:s + chunk]
-            names = wanted if s + chunk >= len(ids) else [w for w in wanted if w not in ("logits", "last_logits")
-                                                          or keep_all_logits]
+            part = ids[s:e]
+            names = wanted if e >= len(ids) else [w for w in wanted if w not in ("logits", "last_logits")
+                                                  or keep_all_logits]
             if "last_logits" not in names and "logits" not in names:
                 names = names + ["last_logits" if last_only else "logits"]  # the graph needs one output
             got, cache = self._call(session, part, cache, names, interventions, means)
             for k, v in got.items():
-                if chunk == len(ids) or (k in ("logits", "last_logits") and not keep_all_logits):
+                if len(spans) == 1 or (k in ("logits", "last_logits") and not keep_all_logits):
                     merged[k] = v  # one call, or the last chunk's logits
                     continue
                 # every hook kept from a chunked run is positional ([B, P, ...]); K-shaped ones are on demand
@@ -321,13 +337,15 @@ class Model:
                 merged[k][tuple(where)] = v
             del got
             if progress is not None:
-                progress(min(s + chunk, len(ids)), len(ids))
+                progress(e, len(ids))
         od = None
         if ondemand:
             from gpt2viz.core.ondemand import OnDemand
 
             od = OnDemand(self, self.config.n_layer, len(ids), cache, interventions, means)
             od.names = ondemand
+        for post, pre in same.items():
+            merged[post] = merged[pre]
         if release is None:
             release = len(ids) >= TRIM_FROM
         if release:
@@ -356,6 +374,25 @@ class Model:
         ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         out = "last_logits" if self._has_last(session) else "logits"
         self._call(session, [0], self.empty_cache(), [out], (), None, ro)
+
+    def _same_residuals(self, interventions, start: int, length: int, means) -> dict[str, str]:
+        """``blocks.L.hook_resid_post`` -> ``blocks.{L+1}.hook_resid_pre`` wherever both show the same tensor."""
+        from gpt2viz.core.hooks import block_hook, scale_input, shift_input
+
+        moved = set(self.intervention_feeds(interventions, start, length, means)) if interventions else set()
+        return {block_hook(L, "hook_resid_post"): block_hook(L + 1, "hook_resid_pre")
+                for L in range(self.config.n_layer - 1)
+                if not {scale_input(L + 1, "hook_resid_pre"), shift_input(L + 1, "hook_resid_pre")} & moved}
+
+    def _positions_within(self, budget: int, keys: int, most: int) -> int:
+        """How many positions a call attending to ``keys`` keys can run with every hook's output under
+        ``budget`` bytes (at least 16, at most ``most``)."""
+        from gpt2viz.core.hooks import concrete_shape
+
+        dims = self.config.dims
+        per = sum(int(np.prod(concrete_shape(letters, dims, 1, keys))) * 4
+                  for letters in hook_shapes(self.config.n_layer).values())
+        return max(min(16, most), min(most, budget // per))
 
     def _has_last(self, session) -> bool:
         return any(o.name == "last_logits" for o in session.get_outputs())

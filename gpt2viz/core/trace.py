@@ -40,9 +40,9 @@ class Trace(Mapping):
     def from_outputs(cls, tokens, start: int, outputs: dict[str, np.ndarray], keep_all_logits: bool,
                      ondemand=None) -> "Trace":
         """Build a trace from a session's outputs (batch of one), freezing every array."""
-        hooks, last = {}, None
+        hooks, last, seen = {}, None, {}
         for name, arr in outputs.items():
-            a = arr[0]
+            a = seen.setdefault(id(arr), arr[0])  # one array under two names stays one
             if name == "last_logits":
                 last = np.array(a[-1], dtype=np.float32)
                 continue
@@ -85,4 +85,5 @@ class Trace(Mapping):
     def nbytes(self) -> int:
         """Memory held by the arrays of this trace (stored hooks, and on-demand ones kept for now)."""
         kept = self.ondemand.nbytes() if self.ondemand is not None else 0
-        return sum(a.nbytes for a in self.hooks.values()) + self.last_logits.nbytes + kept
+        # a long prefill's residual after block L is block L + 1's input: one array under both names
+        return sum({id(a): a.nbytes for a in self.hooks.values()}.values()) + self.last_logits.nbytes + kept

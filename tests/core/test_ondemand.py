@@ -224,3 +224,22 @@ def test_cancel_stops_between_chunks_and_keeps_the_generator(exported, short_thr
     with pytest.raises(Cancelled):
         gen.start(_ids(model, 30, seed=3), progress=lambda d, t: None, cancel=cancel)
     assert len(calls) == 3 and gen.current is first and gen.tokens == first.tokens
+
+
+def test_the_residual_between_blocks_is_stored_once(exported, short_threshold):
+    """After block L and before block L + 1 is one tensor of the graph: a long prefill keeps one array
+    under both names, except where a resid_pre intervention makes block L + 1's hook show another."""
+    model = Model(exported["l3h4e32"])
+    ids = _ids(model, 30, seed=7)
+    trace, _ = model.run(ids)
+    full, _ = model.run(ids, hooks=model.hook_names)
+    for L in range(2):
+        assert trace["resid_post", L] is trace["resid_pre", L + 1]
+        np.testing.assert_array_equal(trace["resid_post", L], full["resid_post", L])
+    steer = (Steer(2, None, tuple(np.linspace(-1, 1, 32))),)
+    steered, _ = model.run(ids, interventions=steer)
+    assert steered["resid_post", 0] is steered["resid_pre", 1]
+    assert steered["resid_post", 1] is not steered["resid_pre", 2]
+    want, _ = model.run(ids, hooks=model.hook_names, interventions=steer)
+    np.testing.assert_array_equal(steered["resid_post", 1], want["resid_post", 1])
+    assert float(np.abs(steered["resid_pre", 2] - steered["resid_post", 1]).max()) > 0.1
