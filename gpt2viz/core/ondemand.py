@@ -1,13 +1,13 @@
-"""Hooks computed on demand, exactly, by small graphs cut from the model's own exported graph.
+"""Hooks computed on demand, exactly, by the model's own graph: a long prefill keeps only the residual stream.
 
-A long prefill keeps only what is cheap to keep and read at every layer: the residual stream and the
-sub-layer outputs. Attention scores and patterns are [H, P, K] per layer (2 x 12 x 12 x 1000^2 floats
-at 1000 tokens on GPT-2 small: 1.2 GB), MLP activations [P, M] per layer (0.3 GB), and LayerNorm
-outputs, q, k, v and z six more [P, E] arrays per layer (0.2 GB; 0.6 GB for gpt2-medium at 1024
-tokens); onnxruntime computes only what requested outputs need, so a prefill that does not ask for
-them never holds them. A view that shows one gets it from the block's sub-graph: the very nodes of
-``model.onnx`` between a stored hook and the hook, run by onnxruntime on the same shapes, so the
-numbers are the full graph's own (tests hold them to 1e-6).
+Attention scores and patterns are [H, P, K] per layer (2 x 12 x 12 x 1000^2 floats at 1000 tokens on
+GPT-2 small: 1.2 GB), MLP activations [P, M] per layer (0.3 GB), the other hooks 11 more [P, E] arrays
+per layer. A prefill of ONDEMAND_FROM positions or more keeps the residual between blocks (and the
+embeddings and the final LayerNorm); a view that reads another hook gets it from the model's own
+onnxruntime graph, run on the positions it reads after the prefill's KV cache: the session itself for
+one position of every layer (as one more chunk of the prefill), or a block's sub-graph (the very nodes
+of ``model.onnx`` between the stored residual and the hook) for many positions of one layer. Tests hold
+them to the full graph's output (1e-6).
 """
 
 from __future__ import annotations

@@ -36,12 +36,10 @@ CHUNK = 128
 # hooks grow with the keys it attends to: 2 MB at 1000 tokens on GPT-2 small (so 80-position chunks at
 # the end), 5 MB on gpt2-medium (32), where 128 positions held 0.64 GB at once.
 CALL_BYTES = 160 << 20
-# A call of at least this many positions trims the C heap when it ends: its temporaries (chunks' hook
-# arrays before they are copied into the whole prompt's) are freed to glibc, which keeps them otherwise.
-# onnxruntime's arena keeps its peak (about 0.3 GB after a 1000-token prefill of GPT-2 small); measured
-# side by side, without the arena a 32-token prefill is 1.15x slower and a 300-token one 1.17x, and
-# with an arena growing by requested sizes plus shrinking after long calls (session.use_env_allocators,
-# memory.enable_memory_arena_shrinkage) a 32-token prefill is 1.19x slower for 0.1 GB less: both left out.
+# A call of at least this many positions hands back its peak when it ends: what it keeps is copied out of
+# onnxruntime's arena, the arena is shrunk (Model._release_arena) and the C heap trimmed (glibc keeps
+# freed temporaries otherwise). Without the arena a 32-token prefill is 1.16x slower and a 300-token one
+# 1.34x (measured side by side), so it stays for short calls and steps.
 TRIM_FROM = 64
 ONDEMAND_SESSIONS = 3  # on-demand sub-graph sessions kept open (see Model.ondemand_session)
 

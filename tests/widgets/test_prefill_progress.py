@@ -22,10 +22,10 @@ def slow_chunks(monkeypatch):
     monkeypatch.setattr(runtime, "CHUNK", CHUNK)
     real = runtime.Model._call
 
-    def call(self, session, ids, past, wanted, interventions, means):
+    def call(self, session, ids, *args, **kwargs):
         if len(ids) > 1:
             time.sleep(SLOW_S)
-        return real(self, session, ids, past, wanted, interventions, means)
+        return real(self, session, ids, *args, **kwargs)
 
     monkeypatch.setattr(runtime.Model, "_call", call)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractItemView, QFrame, QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QFrame, QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.tokens import TokensSummary, tokens_summary
