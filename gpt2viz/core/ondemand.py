@@ -25,8 +25,8 @@ from gpt2viz.core.hooks import BLOCK_HOOKS, block_hook
 # stream as the block's attention or MLP sees it (after any intervention there): "attn": LayerNorm 1,
 # q, k, v, z, scores, pattern, the attention output and the residual after it, from hook_resid_pre
 # (hook_embed only gives the graph its [B, P] shape); "mlp": LayerNorm 2, pre- and post-activations
-# and the MLP output, from hook_resid_mid. A long prefill stores only the residual stream before and
-# after each block (2 of a block's 15 hooks): the lens grid reads them at every layer of many
+# and the MLP output, from hook_resid_mid. A long prefill stores only the residual stream between
+# blocks (one array per boundary, see Model.run): the lens grid reads it at every layer of many
 # positions; everything else views read one position at a time.
 FAMILIES = {
     "attn": (("hook_resid_pre",), ("ln1.hook_normalized", "attn.hook_q", "attn.hook_k", "attn.hook_v",

@@ -208,7 +208,7 @@ class WeightFiles:
         row = int(np.prod(s.shape[1:], dtype=np.int64)) * np.dtype(s.dtype).itemsize
         out = np.empty((len(index), *s.shape[1:]), dtype=s.dtype)
         if isinstance(index, range) and index.step == 1 and len(index):  # one read for a run of rows
-            if not 0 <= index.start and index.stop <= s.shape[0]:
+            if not (0 <= index.start and index.stop <= s.shape[0]):
                 raise IndexError(f"rows {index.start}..{index.stop - 1} of {name} (it has {s.shape[0]})")
             self._read(name, memoryview(out).cast("B"), s.offset + index.start * row)
             out.flags.writeable = False

@@ -342,8 +342,6 @@ class Model:
 
             od = OnDemand(self, self.config.n_layer, len(ids), cache, interventions, means)
             od.names = ondemand
-        for post, pre in same.items():
-            merged[post] = merged[pre]
         if release is None:
             release = len(ids) >= TRIM_FROM
         if release:
@@ -355,6 +353,8 @@ class Model:
                 od.past = cache
             self._release_arena(session)
             trim_heap()
+        for post, pre in same.items():  # after any copy: one array under both names
+            merged[post] = merged[pre]
         trace = Trace.from_outputs(ids, past.length, merged, keep_all_logits, od)
         return trace, cache
 

@@ -239,8 +239,7 @@ def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.
         t = frame.trace
         if t.start <= position < t.start + t.positions:
             if t.ondemand is not None and full not in t.hooks and full in t.ondemand.names:
-                # one position of an on-demand hook: kept apart, so a redraw reading every block's
-                # pattern row does not run every block's sub-graph again
+                # one position of an on-demand hook: its block of positions, every layer, in one run
                 return t.ondemand.row(full, t, position - t.start)
             return _row(t[full], full, position, t.start)
     raise IndexError(f"no frame holds position {position}")

@@ -79,6 +79,8 @@ def test_weights_are_the_files_parameters(exported, stub_everything):
         np.testing.assert_allclose(w.unembed(v), v @ full["transformer.wte.weight"].T, rtol=1e-5, atol=1e-5)
         with pytest.raises(IndexError):
             w.embedding_rows([50257])
+        with pytest.raises(IndexError):
+            w.embedding_rows(range(50250, 50260))
 
 
 def test_parameters_kept_are_bounded(exported, stub_everything, monkeypatch):
