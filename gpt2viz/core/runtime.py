@@ -134,6 +134,7 @@ class Model:
 
     def _open_sessions(self, path: Path):
         from gpt2viz.core.export.surgery import strip_interventions
+        from gpt2viz.core.gating import gate
         from gpt2viz.core.hooks import intervention_inputs
         from gpt2viz.core.ondemand import cut_graphs
         from gpt2viz.core.onnx_file import read_skeleton, session_options_for
@@ -150,13 +151,19 @@ class Model:
         self._ondemand_sessions: OrderedDict = OrderedDict()
         # Cut before stripping, so MLP sub-graphs keep the hook_post intervention inputs.
         self._cuts = cut_graphs(skeleton, self.config.n_layer)
-        self._iv_blob = skeleton.SerializeToString()
+        # Both graphs run gated (gpt2viz.core.gating): a call skips the hooks and the LM head rows it
+        # does not return. The skeleton itself stays as the file has it (lens and sub-graphs read it).
+        full = type(skeleton)()
+        full.CopyFrom(skeleton)
+        gate(full, self.config.n_layer)
+        self._iv_blob = full.SerializeToString()
         names = {i.name for i in skeleton.graph.input}
         ivs = set(intervention_inputs(self.config.n_layer)) & names
         if ivs:
             stripped = type(skeleton)()
             stripped.CopyFrom(skeleton)
             strip_interventions(stripped, keep_last=True)
+            gate(stripped, self.config.n_layer)
             blob = stripped.SerializeToString()
         else:
             blob = self._iv_blob
@@ -304,7 +311,8 @@ class Model:
         else:
             spans, s = [], 0
             while s < len(ids):
-                n = size if chunk is not None else self._positions_within(CALL_BYTES, past.length + s + size, size)
+                n = size if chunk is not None else self._positions_within(CALL_BYTES, past.length + s + size, size,
+                                                                          wanted)
                 spans.append((s, min(s + n, len(ids))))
                 s = spans[-1][1]
         # Each chunk's hooks go straight into arrays of the whole run's size: joining the chunks at the
@@ -317,8 +325,6 @@ class Model:
             part = ids[s:e]
             names = wanted if e >= len(ids) else [w for w in wanted if w not in ("logits", "last_logits")
                                                   or keep_all_logits]
-            if "last_logits" not in names and "logits" not in names:
-                names = names + ["last_logits" if last_only else "logits"]  # the graph needs one output
             got, cache = self._call(session, part, cache, names, interventions, means)
             for k, v in got.items():
                 if len(spans) == 1 or (k in ("logits", "last_logits") and not keep_all_logits):
@@ -382,14 +388,19 @@ class Model:
                 for L in range(self.config.n_layer - 1)
                 if not {scale_input(L + 1, "hook_resid_pre"), shift_input(L + 1, "hook_resid_pre")} & moved}
 
-    def _positions_within(self, budget: int, keys: int, most: int) -> int:
-        """How many positions a call attending to ``keys`` keys can run with every hook's output under
-        ``budget`` bytes (at least 16, at most ``most``)."""
+    def _positions_within(self, budget: int, keys: int, most: int, wanted) -> int:
+        """How many positions a call returning ``wanted`` and attending to ``keys`` keys can run with every
+        output it makes under ``budget`` bytes (at least 16, at most ``most``)."""
+        from gpt2viz.core.gating import ALL_LOGITS, KEEP_HOOKS, gate_feeds, gated_hooks
         from gpt2viz.core.hooks import concrete_shape
 
-        dims = self.config.dims
+        dims, L = self.config.dims, self.config.n_layer
+        made = gate_feeds(wanted, L)
+        # what the gated graph makes whatever is asked: the residual stream, embeddings, final LayerNorm
+        skipped = (set() if made[KEEP_HOOKS] else gated_hooks(L)) | \
+            (set() if made[ALL_LOGITS] else {"logits"})
         per = sum(int(np.prod(concrete_shape(letters, dims, 1, keys))) * 4
-                  for letters in hook_shapes(self.config.n_layer).values())
+                  for name, letters in hook_shapes(L).items() if name not in skipped)
         return max(min(16, most), min(most, budget // per))
 
     def _has_last(self, session) -> bool:
@@ -408,11 +419,19 @@ class Model:
             feed[f"past_key_values.{layer}.value"] = v
         if interventions:
             feed.update(self.intervention_feeds(interventions, past.length, len(ids), means))
+        feed.update(self.gate_feeds(wanted))
         present_names = [f"present.{L}.{kv}" for L in range(self.config.n_layer) for kv in ("key", "value")]
         values = session.run(list(wanted) + present_names, feed, run_options)
         pres = values[len(wanted):]
         cache = KVCache(tuple((pres[2 * L], pres[2 * L + 1]) for L in range(self.config.n_layer)))
         return dict(zip(wanted, values[: len(wanted)])), cache
+
+    def gate_feeds(self, wanted) -> dict[str, np.ndarray]:
+        """What a call returning the outputs ``wanted`` feeds the gated graph (``gpt2viz.core.gating``): the
+        hooks and all-position logits it does not return are not computed."""
+        from gpt2viz.core.gating import gate_feeds
+
+        return gate_feeds(wanted, self.config.n_layer)
 
     def intervention_feeds(self, interventions, start: int, length: int, means=None) -> dict:
         """Checked graph inputs for ``interventions`` over positions ``start .. start+length-1``."""

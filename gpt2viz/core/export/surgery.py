@@ -260,12 +260,12 @@ def add_interventions(model: onnx.ModelProto, n_layer: int) -> list[str]:
             new_nodes += [helper.make_node("Mul", [x, sc], [scaled], name=f"/gpt2viz/iv/{name}/Mul"),
                           helper.make_node("Add", [scaled, sh], [out], name=f"/gpt2viz/iv/{name}/Add")]
     model.graph.node.extend(new_nodes)
-    _add_last_logits(model)
+    add_last_logits(model)
     _sort_topologically(model.graph)
     return added
 
 
-def _add_last_logits(model: onnx.ModelProto) -> None:
+def add_last_logits(model: onnx.ModelProto) -> None:
     """`last_logits` [B, 1, V]: the LM head MatMul applied to the last position only."""
     heads = [n for n in model.graph.node if "logits" in n.output]
     if len(heads) != 1 or heads[0].op_type != "MatMul":
