@@ -9,16 +9,16 @@ GPT-2-small-sized model, prefill of 1000 tokens: of 2.05 s, the all-position LM 
 the hook copies 0.27 s.
 
 So the graph each session runs is built in memory from the file's (the file and its hooks are
-unchanged) with three boolean inputs that have defaults:
+unchanged) with three boolean inputs, which every call feeds (:func:`gate_feeds` says what for):
 
-- ``KEEP_HOOKS`` (default true): each block's hooks that a long prefill leaves to on-demand
+- ``KEEP_HOOKS``: each block's hooks that a long prefill leaves to on-demand
   computation (:data:`gpt2viz.core.ondemand.ONDEMAND_HOOKS`) come out of one ``If`` per block; fed
   false, that ``If`` returns empty tensors and the copies are never made. The residual stream, the
   embeddings and the final LayerNorm stay plain outputs. Either way the block computes exactly what
   it computed before: the tensors are the same nodes' outputs, only their copies are skipped.
-- ``ALL_LOGITS`` (default false): the LM head runs over every position (``logits``) only when fed
+- ``ALL_LOGITS``: the LM head runs over every position (``logits``) only when fed
   true, otherwise over none.
-- ``LAST_LOGITS_SWITCH`` (default true): the same for ``last_logits``, the last position's row (what
+- ``LAST_LOGITS_SWITCH``: the same for ``last_logits``, the last position's row (what
   views read); a chunk of a long prefill before the last one needs none.
 
 One ``If`` per block, not one per hook: an ``If`` costs a few microseconds per call, and with one per
@@ -68,7 +68,7 @@ def gate(model: onnx.ModelProto, n_layer: int) -> None:
     """Put the gated hooks and the LM head behind ``KEEP_HOOKS``, ``ALL_LOGITS`` and ``LAST_LOGITS_SWITCH``, in place.
 
     ``model`` is a graph with every hook exposed (a skeleton is fine: no weight is touched). A graph
-    exported before ``last_logits`` existed gets it here. With the inputs at their defaults the graph
+    exported before ``last_logits`` existed gets it here. Fed all three true, the graph
     returns what it returned before, bit for bit.
     """
     from gpt2viz.core.export.surgery import add_last_logits
@@ -130,8 +130,9 @@ def gate(model: onnx.ModelProto, n_layer: int) -> None:
     for i, n in enumerate(nodes):
         g.node.append(n)
         g.node.extend(after.get(i, []))
-    for name, default in ((KEEP_HOOKS, True), (ALL_LOGITS, False), (LAST_LOGITS_SWITCH, True)):
-        g.initializer.append(numpy_helper.from_array(np.array(default), name))
+    # Plain inputs, not inputs with defaults (overridable initializers): onnxruntime's IO binding, which
+    # lets a long prefill write its cache into arrays of its own, accepts only plain inputs.
+    for name in (KEEP_HOOKS, ALL_LOGITS, LAST_LOGITS_SWITCH):
         g.input.append(helper.make_tensor_value_info(name, TensorProto.BOOL, []))
     # A skipped output is an empty tensor: its declared [B, P, ...] shape no longer always holds.
     for o in g.output:

@@ -82,6 +82,7 @@ def _feed(model, ids: list[int], start: int, past_layers, batch: int) -> dict:
         k, v = past_layers[L]
         feed[f"past_key_values.{L}.key"] = np.repeat(k, batch, axis=0)
         feed[f"past_key_values.{L}.value"] = np.repeat(v, batch, axis=0)
+    feed.update(model.gate_feeds([LAST_LOGITS]))  # only the last position's logits: no hook is copied
     return feed
 
 

@@ -319,13 +319,24 @@ class Model:
         # end held every hook twice (measured: +0.4 GB at 1000 tokens on GPT-2 small).
         merged: dict[str, np.ndarray] = {}
         cache = past
-        for s, e in spans:
+        if release is None:
+            release = len(ids) >= TRIM_FROM
+        # A released call writes what it keeps into arrays of its own (see _call); intervention inputs are
+        # inputs with defaults, which onnxruntime's IO binding cannot feed, so those calls copy at the end.
+        own = release and not interventions
+        # Chunks write their caches into two blocks of the final cache's size by turns (each chunk reads
+        # the other's): their pages are touched once, not once per chunk (a new block each time cost
+        # ~0.1 s of page faults over a 1000-token prefill on GPT-2 small).
+        c = self.config
+        turns = [np.empty(2 * c.n_layer * c.n_head * total * c.d_head, np.float32) for _ in range(2)] \
+            if own and len(spans) > 1 else [None, None]
+        for i, (s, e) in enumerate(spans):
             if cancel is not None and cancel():
                 raise Cancelled("cancelled")
             part = ids[s:e]
             names = wanted if e >= len(ids) else [w for w in wanted if w not in ("logits", "last_logits")
                                                   or keep_all_logits]
-            got, cache = self._call(session, part, cache, names, interventions, means)
+            got, cache = self._call(session, part, cache, names, interventions, means, own=own, into=turns[i % 2])
             for k, v in got.items():
                 if len(spans) == 1 or (k in ("logits", "last_logits") and not keep_all_logits):
                     merged[k] = v  # one call, or the last chunk's logits
@@ -342,27 +353,35 @@ class Model:
             del got
             if progress is not None:
                 progress(e, len(ids))
+        del turns  # the block the last chunk did not write goes now
         od = None
         if ondemand:
             from gpt2viz.core.ondemand import OnDemand
 
             od = OnDemand(self, self.config.n_layer, len(ids), cache, interventions, means)
             od.names = ondemand
-        if release is None:
-            release = len(ids) >= TRIM_FROM
         if release:
-            # onnxruntime hands outputs over without a copy: they stay in its arena, and so does every
-            # region they touch. Owned copies, then the arena shrunk (see _release_arena).
-            merged = {k: v if v.flags.owndata else np.array(v) for k, v in merged.items()}
-            cache = KVCache(tuple((np.array(k), np.array(v)) for k, v in cache.layers))
-            if od is not None:
-                od.past = cache
+            # What the call keeps was written into arrays of our own (see _call), so the arena holds only
+            # the temporaries of the call's peak: shrunk (see _release_arena). Under interventions the
+            # outputs came from the arena: owned copies first, or their regions stay pinned.
+            if interventions:
+                merged = {k: v if v.flags.owndata else np.array(v) for k, v in merged.items()}
+                cache = KVCache(tuple((np.array(k), np.array(v)) for k, v in cache.layers))
+                if od is not None:
+                    od.past = cache
             self._release_arena(session)
             trim_heap()
         for post, pre in same.items():  # after any copy: one array under both names
             merged[post] = merged[pre]
         trace = Trace.from_outputs(ids, past.length, merged, keep_all_logits, od)
         return trace, cache
+
+    @staticmethod
+    def _shrinking() -> ort.RunOptions:
+        """Run options that hand back, when the call ends, the arena's regions no live tensor uses."""
+        ro = ort.RunOptions()
+        ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        return ro
 
     def _release_arena(self, session) -> None:
         """Give the memory ``session``'s arena holds for no tensor back to the system.
@@ -374,10 +393,8 @@ class Model:
         arena only at the end of a call run with ``memory.enable_memory_arena_shrinkage``, and only
         its regions that no live tensor uses: hence one position with no cache (a few ms), once the
         long call's outputs are copies."""
-        ro = ort.RunOptions()
-        ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         out = "last_logits" if self._has_last(session) else "logits"
-        self._call(session, [0], self.empty_cache(), [out], (), None, ro)
+        self._call(session, [0], self.empty_cache(), [out], (), None, self._shrinking())
 
     def _same_residuals(self, interventions, start: int, length: int, means) -> dict[str, str]:
         """``blocks.L.hook_resid_post`` -> ``blocks.{L+1}.hook_resid_pre`` wherever both show the same tensor."""
@@ -406,8 +423,16 @@ class Model:
     def _has_last(self, session) -> bool:
         return any(o.name == "last_logits" for o in session.get_outputs())
 
-    def _call(self, session, ids, past: KVCache, wanted, interventions, means, run_options=None):
-        """One onnxruntime call of ``ids`` after ``past``: the ``wanted`` outputs and the new cache."""
+    def _call(self, session, ids, past: KVCache, wanted, interventions, means, run_options=None, own=False,
+              into=None):
+        """One onnxruntime call of ``ids`` after ``past``: the ``wanted`` outputs and the new cache.
+
+        ``own``: the outputs and the new cache are written into arrays allocated here (the cache as one
+        block) instead of onnxruntime's arena. A graph output handed over from the arena pins its region
+        for as long as it lives; a long prefill's cache, the largest output and the longest-lived, then
+        grew the arena by about a cache per chunk (a 1024-token prefill of a gpt2-medium-sized model:
+        +0.11 GB per chunk of 128 positions). ``into``: a flat float32 array to write the cache at the front
+        of (at least as large as the new cache; not the past's own memory)."""
         total = past.length + len(ids)
         feed = {"input_ids": np.asarray([ids], dtype=np.int64)}
         if "attention_mask" in self._inputs:
@@ -420,11 +445,34 @@ class Model:
         if interventions:
             feed.update(self.intervention_feeds(interventions, past.length, len(ids), means))
         feed.update(self.gate_feeds(wanted))
-        present_names = [f"present.{L}.{kv}" for L in range(self.config.n_layer) for kv in ("key", "value")]
-        values = session.run(list(wanted) + present_names, feed, run_options)
-        pres = values[len(wanted):]
-        cache = KVCache(tuple((pres[2 * L], pres[2 * L + 1]) for L in range(self.config.n_layer)))
-        return dict(zip(wanted, values[: len(wanted)])), cache
+        n_layer = self.config.n_layer
+        present_names = [f"present.{L}.{kv}" for L in range(n_layer) for kv in ("key", "value")]
+        if not own:
+            values = session.run(list(wanted) + present_names, feed, run_options)
+            pres = values[len(wanted):]
+            cache = KVCache(tuple((pres[2 * L], pres[2 * L + 1]) for L in range(n_layer)))
+            return dict(zip(wanted, values[: len(wanted)])), cache
+        from gpt2viz.core.hooks import concrete_shape
+
+        c, shapes = self.config, hook_shapes(n_layer)
+        binding = session.io_binding()
+        for name, value in feed.items():
+            binding.bind_cpu_input(name, np.ascontiguousarray(value))
+        out = {}
+        for name in wanted:
+            shape = (1, 1, c.vocab_size) if name == "last_logits" else concrete_shape(shapes[name], c.dims, len(ids), total)
+            out[name] = np.empty(shape, np.float32)
+        shape = (n_layer, 2, 1, c.n_head, total, c.d_head)
+        size = int(np.prod(shape))
+        # one block, freed at once; or the front of ``into`` (see run: two blocks take turns)
+        block = (np.empty(size, np.float32) if into is None else into[:size]).reshape(shape)
+        for i, name in enumerate(present_names):
+            out[name] = block[i // 2, i % 2]
+        for name, a in out.items():
+            binding.bind_output(name, "cpu", 0, np.float32, list(a.shape), a.ctypes.data)
+        session.run_with_iobinding(binding, run_options)
+        cache = KVCache(tuple((block[L, 0], block[L, 1]) for L in range(n_layer)))
+        return {name: out[name] for name in wanted}, cache
 
     def gate_feeds(self, wanted) -> dict[str, np.ndarray]:
         """What a call returning the outputs ``wanted`` feeds the gated graph (``gpt2viz.core.gating``): the

@@ -46,13 +46,13 @@ def test_defaults_give_the_file_graphs_outputs_bit_for_bit(exported, name):
     for ids in (_ids(7), _ids(1, 1), _ids(3, 2)):  # a prefill, then cached calls
         feed = _feed(model, ids, past)
         want = plain.run(outs, feed)
-        got = gated.run(outs, {**feed, ALL_LOGITS: np.array(True)})  # every position's logits asked for
+        on = {KEEP_HOOKS: np.array(True), ALL_LOGITS: np.array(True), LAST_LOGITS_SWITCH: np.array(True)}
+        got = gated.run(outs, {**feed, **on})
         for o, a, b in zip(outs, want, got):
             np.testing.assert_array_equal(a, b, err_msg=o)
-        got_default = gated.run(outs, feed)  # defaults: every hook, last row only
-        for o, a, b in zip(outs, want, got_default):
-            if o != "logits":
-                np.testing.assert_array_equal(a, b, err_msg=o)
+        got = gated.run(outs, {**feed, **model.gate_feeds(outs)})  # what the runtime feeds for all of them
+        for o, a, b in zip(outs, want, got):
+            np.testing.assert_array_equal(a, b, err_msg=o)
         past = model.empty_cache().__class__(tuple(
             (want[outs.index(f"present.{L}.key")], want[outs.index(f"present.{L}.value")])
             for L in range(model.config.n_layer)))
@@ -64,8 +64,9 @@ def test_switched_off_outputs_are_empty_and_the_rest_unchanged(exported):
     _, gated = _sessions(folder)
     outs = [o.name for o in gated.get_outputs()]
     feed = _feed(model, _ids(9), model.empty_cache())
-    on = dict(zip(outs, gated.run(outs, {**feed, ALL_LOGITS: np.array(True)})))
-    off = dict(zip(outs, gated.run(outs, {**feed, KEEP_HOOKS: np.array(False), LAST_LOGITS_SWITCH: np.array(False)})))
+    t, f = np.array(True), np.array(False)
+    on = dict(zip(outs, gated.run(outs, {**feed, KEEP_HOOKS: t, ALL_LOGITS: t, LAST_LOGITS_SWITCH: t})))
+    off = dict(zip(outs, gated.run(outs, {**feed, KEEP_HOOKS: f, ALL_LOGITS: f, LAST_LOGITS_SWITCH: f})))
     skipped = gated_hooks(model.config.n_layer) | {"logits", LAST_LOGITS}
     assert len(skipped & set(outs)) == 13 * model.config.n_layer + 2
     for o in outs:
@@ -108,8 +109,33 @@ class _Spy:
         self.calls.append((len(feed["input_ids"][0]), bool(feed[KEEP_HOOKS]), bool(feed[LAST_LOGITS_SWITCH])))
         return self._session.run(names, feed, *args)
 
+    def io_binding(self):
+        return _SpyBinding(self, self._session.io_binding())
+
+    def run_with_iobinding(self, binding, *args):
+        binding.record()
+        return self._session.run_with_iobinding(binding._binding, *args)
+
     def __getattr__(self, name):
         return getattr(self._session, name)
+
+
+class _SpyBinding:
+    """The real IO binding of the spied session, recording the switches it is bound to."""
+
+    def __init__(self, spy, binding):
+        self._spy, self._binding, self._feed = spy, binding, {}
+
+    def bind_cpu_input(self, name, value):
+        self._feed[name] = value
+        self._binding.bind_cpu_input(name, value)
+
+    def __getattr__(self, name):
+        return getattr(self._binding, name)
+
+    def record(self):
+        f = self._feed
+        self._spy.calls.append((len(f["input_ids"][0]), bool(f[KEEP_HOOKS]), bool(f[LAST_LOGITS_SWITCH])))
 
 
 def test_a_long_prefill_copies_no_hook_it_leaves_on_demand(exported, monkeypatch):
@@ -128,3 +154,33 @@ def test_a_long_prefill_copies_no_hook_it_leaves_on_demand(exported, monkeypatch
     lazy["pattern", 1]  # an on-demand read from its sub-graph: not the main session
     lazy.ondemand.row("blocks.2.mlp.hook_post", lazy, 5)  # one position of every layer: the main session
     assert spy.calls[0][:2] == (16, True)  # its block of 16 positions, hooks on (then the arena's release)
+
+
+def test_a_released_run_writes_its_cache_and_hooks_into_arrays_of_its_own(exported, monkeypatch):
+    """Long calls are bound to arrays allocated in Python (IO binding), not onnxruntime's arena: the
+    same floats, and the chunks' caches take turns in two blocks of the final cache's size."""
+    monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 4)
+    model = Model(exported["l4h2e24"])
+    ids = _ids(37, 5)
+    plain, plain_cache = model.run(ids, chunk=8, release=False)  # onnxruntime's own outputs
+    owned, owned_cache = model.run(ids, chunk=8, release=True)
+    np.testing.assert_array_equal(owned.last_logits, plain.last_logits)
+    for name in plain.hooks:
+        np.testing.assert_array_equal(owned.hooks[name], plain.hooks[name], err_msg=name)
+    bases = set()
+    for (k, v), (pk, pv) in zip(owned_cache.layers, plain_cache.layers):
+        np.testing.assert_array_equal(k, pk)
+        np.testing.assert_array_equal(v, pv)
+        for a in (k, v):
+            base = a
+            while base.base is not None:
+                base = base.base
+            assert isinstance(base, np.ndarray)  # numpy's memory, not a capsule over the arena
+            bases.add(id(base))
+    c = model.config
+    assert len(bases) == 1  # every layer's keys and values in one block...
+    assert base.size == 2 * c.n_layer * c.n_head * len(ids) * c.d_head  # ...of exactly the final cache's size
+    # a step after it reads that cache like any other
+    step, _ = model.run([ids[0]], owned_cache)
+    want, _ = model.run([ids[0]], plain_cache)
+    np.testing.assert_array_equal(step.last_logits, want.last_logits)
