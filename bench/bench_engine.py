@@ -133,6 +133,7 @@ def main() -> None:
         fn()
     for _ in range(a.rounds):
         for name, fn in contenders.items():
+            settle()
             t_start = time.perf_counter()
             t_step = fn()
             t_end = time.perf_counter()
@@ -155,6 +156,13 @@ def main() -> None:
     print(f"ratio with / without intervention inputs (none fed), logits only: prefill {B[0] / E[0]:.3f}x   "
           f"step {B[1] / E[1]:.3f}x")
     bench_patching(model, a.patch_len, a.patch_rounds)
+
+
+def settle() -> None:
+    """Let the previous contender's threads go idle before the next one is timed: torch's OpenMP threads
+    spin for up to 200 ms after their work (KMP_BLOCKTIME), which on 2 cores took ~0.1 s from the
+    onnxruntime prefill timed right after them."""
+    time.sleep(0.3)
 
 
 def ensure_stripped(folder: Path) -> Path:
@@ -267,6 +275,7 @@ def bench_long(a) -> None:
             fn()
         for _ in range(a.rounds):
             for k, fn in contenders.items():
+                settle()
                 t0 = time.perf_counter()
                 fn()
                 times[k].append((time.perf_counter() - t0) * 1000)
