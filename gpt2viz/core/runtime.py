@@ -31,14 +31,14 @@ class Cancelled(RuntimeError):
 # same in chunks at ~1.2 GB. A cached chunk is what a step is, which export validation checks against
 # transformers; chunked == one-shot to 1e-5 (tested).
 CHUNK = 128
-# ...and fewer when a chunk's hooks would take more than this: onnxruntime holds every graph output of a
-# call until it ends, and every hook is one, asked for or not (see Model._release_arena). A position's
-# hooks grow with the keys it attends to: 2 MB at 1000 tokens on GPT-2 small (so 80-position chunks at
-# the end), 5 MB on gpt2-medium (32), where 128 positions held 0.64 GB at once.
+# ...and fewer when a chunk's outputs would take more than this: onnxruntime holds every graph output of a
+# call until it ends. A call that keeps every hook makes 2 MB per position at 1000 tokens on GPT-2 small
+# (so 80-position chunks at the end), 5 MB on gpt2-medium (32); a long prefill's chunks keep only the
+# residual stream and make no other hook (gpt2viz.core.gating), so they run 128 positions.
 CALL_BYTES = 160 << 20
-# A call of at least this many positions hands back its peak when it ends: what it keeps is copied out of
-# onnxruntime's arena, the arena is shrunk (Model._release_arena) and the C heap trimmed (glibc keeps
-# freed temporaries otherwise). Without the arena a 32-token prefill is 1.16x slower and a 300-token one
+# A call of at least this many positions hands back its peak when it ends: what it keeps is written into
+# arrays of its own (Model._call), the arena is shrunk (Model._release_arena) and the C heap trimmed (glibc
+# keeps freed temporaries otherwise). Without the arena a 32-token prefill is 1.16x slower and a 300-token one
 # 1.34x (measured side by side), so it stays for short calls and steps.
 TRIM_FROM = 64
 ONDEMAND_SESSIONS = 3  # on-demand sub-graph sessions kept open (see Model.ondemand_session)
@@ -392,7 +392,7 @@ class Model:
         (measured: 0.49 GB held after a 1000-token prefill, 0.26 GB with this). onnxruntime shrinks an
         arena only at the end of a call run with ``memory.enable_memory_arena_shrinkage``, and only
         its regions that no live tensor uses: hence one position with no cache (a few ms), once the
-        long call's outputs are copies."""
+        long call's outputs are arrays of our own (or copies)."""
         out = "last_logits" if self._has_last(session) else "logits"
         self._call(session, [0], self.empty_cache(), [out], (), None, self._shrinking())
 
