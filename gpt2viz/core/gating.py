@@ -28,6 +28,7 @@ block the block's tensors can be freed when its ``If`` has run.
 from __future__ import annotations
 
 import functools
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -49,7 +50,8 @@ def gated_hooks(n_layer: int) -> frozenset[str]:
 
 
 def gate_feeds(wanted, n_layer: int) -> dict[str, np.ndarray]:
-    """The three switches of a gated graph of ``n_layer`` blocks for a call that returns the outputs ``wanted``."""
+    """The three switches of a gated graph of ``n_layer`` blocks for a call that returns the outputs ``wanted``:
+    hooks on when it returns any gated hook, each LM head product when it returns its logits."""
     wanted = set(wanted)
     return {KEEP_HOOKS: np.array(not wanted.isdisjoint(gated_hooks(n_layer))),
             ALL_LOGITS: np.array("logits" in wanted), LAST_LOGITS_SWITCH: np.array(LAST_LOGITS in wanted)}
@@ -68,8 +70,8 @@ def gate(model: onnx.ModelProto, n_layer: int) -> None:
     """Put the gated hooks and the LM head behind ``KEEP_HOOKS``, ``ALL_LOGITS`` and ``LAST_LOGITS_SWITCH``, in place.
 
     ``model`` is a graph with every hook exposed (a skeleton is fine: no weight is touched). A graph
-    exported before ``last_logits`` existed gets it here. Fed all three true, the graph
-    returns what it returned before, bit for bit.
+    exported before ``last_logits`` existed gets it here. Fed all three true, the graph returns what it
+    returned before, bit for bit.
     """
     from gpt2viz.core.export.surgery import add_last_logits
 
