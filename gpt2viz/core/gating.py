@@ -57,6 +57,13 @@ def gate_feeds(wanted, n_layer: int) -> dict[str, np.ndarray]:
             ALL_LOGITS: np.array("logits" in wanted), LAST_LOGITS_SWITCH: np.array(LAST_LOGITS in wanted)}
 
 
+def skipped_outputs(wanted, n_layer: int) -> frozenset[str]:
+    """Outputs a call returning ``wanted`` does not make (fed :func:`gate_feeds`): they come back empty."""
+    on = gate_feeds(wanted, n_layer)
+    return frozenset(() if on[KEEP_HOOKS] else gated_hooks(n_layer)) | \
+        frozenset(name for name, switch in (("logits", ALL_LOGITS), (LAST_LOGITS, LAST_LOGITS_SWITCH)) if not on[switch])
+
+
 def _empty(name: str) -> onnx.NodeProto:
     return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.zeros(0, np.float32)))
 

@@ -301,7 +301,7 @@ class Model:
         wanted = [h for h in wanted if h not in same]
         # Only the last position's logits when that is all we keep: the LM head on P positions is a fifth
         # of a 1000-token prefill of GPT-2 small.
-        last_only = not keep_all_logits and "logits" not in (hooks or ()) and self._has_last(session)
+        last_only = not keep_all_logits and "logits" not in (hooks or ())  # every gated graph has last_logits
         wanted = [h for h in wanted if h != "logits"] + (["last_logits"] if last_only else ["logits"])
         # [B, H, P, K] hooks of chunks do not join into the one-shot's [B, H, P, P]: those runs go in one call.
         positional = all("K" not in shapes.get(h, "") for h in wanted)
@@ -393,8 +393,7 @@ class Model:
         arena only at the end of a call run with ``memory.enable_memory_arena_shrinkage``, and only
         its regions that no live tensor uses: hence one position with no cache (a few ms), once the
         long call's outputs are arrays of our own (or copies)."""
-        out = "last_logits" if self._has_last(session) else "logits"
-        self._call(session, [0], self.empty_cache(), [out], (), None, self._shrinking())
+        self._call(session, [0], self.empty_cache(), ["last_logits"], (), None, self._shrinking())
 
     def _same_residuals(self, interventions, start: int, length: int, means) -> dict[str, str]:
         """``blocks.L.hook_resid_post`` -> ``blocks.{L+1}.hook_resid_pre`` wherever both show the same tensor."""
@@ -408,20 +407,14 @@ class Model:
     def _positions_within(self, budget: int, keys: int, most: int, wanted) -> int:
         """How many positions a call returning ``wanted`` and attending to ``keys`` keys can run with every
         output it makes under ``budget`` bytes (at least 16, at most ``most``)."""
-        from gpt2viz.core.gating import ALL_LOGITS, KEEP_HOOKS, gate_feeds, gated_hooks
+        from gpt2viz.core.gating import skipped_outputs
         from gpt2viz.core.hooks import concrete_shape
 
         dims, L = self.config.dims, self.config.n_layer
-        made = gate_feeds(wanted, L)
-        # what the gated graph makes whatever is asked: the residual stream, embeddings, final LayerNorm
-        skipped = (set() if made[KEEP_HOOKS] else gated_hooks(L)) | \
-            (set() if made[ALL_LOGITS] else {"logits"})
+        skipped = skipped_outputs(wanted, L)
         per = sum(int(np.prod(concrete_shape(letters, dims, 1, keys))) * 4
                   for name, letters in hook_shapes(L).items() if name not in skipped)
         return max(min(16, most), min(most, budget // per))
-
-    def _has_last(self, session) -> bool:
-        return any(o.name == "last_logits" for o in session.get_outputs())
 
     def _call(self, session, ids, past: KVCache, wanted, interventions, means, run_options=None, own=False,
               into=None):
