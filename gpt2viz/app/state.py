@@ -247,6 +247,12 @@ class AppState(QObject):
         h = self.sessions[session].history
         return [] if h is None else [int(t) for t in h.tokens[: h.prompt_len]]
 
+    def patching_is_current(self, summary) -> bool:
+        """Whether a patching summary was made for the prompts A and B have now: a table stays on screen
+        after either prompt changes, but its cells name positions of the prompts it was made for."""
+        return list(summary.clean_ids) == self.prompt_ids("A") and "B" in self.sessions and \
+            list(summary.corrupt_ids) == self.prompt_ids("B")
+
     def run_patching(self, site: str, target: int | None = None) -> bool:
         """Activation patching with A clean and B corrupted, on the worker (channel "patching").
 

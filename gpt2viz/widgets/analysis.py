@@ -226,6 +226,9 @@ class PatchingPanel(_JobPanel):
         a = st.session("A")
         if sm is None or a.history is None or "B" not in st.sessions:
             return
+        if not st.patching_is_current(sm):
+            self.message.setText(self.tr("This table was made for earlier prompts: run it again to open its cells."))
+            return
         if sm.heat.col_kind == "position":
             src = a.history.hook_at((sm.site, r), c)
             ivs = (Patch(sm.site, r, c, src),)

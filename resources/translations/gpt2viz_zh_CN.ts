@@ -1522,6 +1522,10 @@ B：{tb}</translation>
         <source>layer {layer}, {kind} {col}: effect {effect:.4f}, p({target}) = {p:.4f}</source>
         <translation>第 {layer} 层，{kind} {col}：效果 {effect:.4f}，p({target}) = {p:.4f}</translation>
     </message>
+    <message>
+        <source>This table was made for earlier prompts: run it again to open its cells.</source>
+        <translation>这张表是为之前的提示算的：请重新运行，才能打开它的格子。</translation>
+    </message>
 </context>
 <context>
     <name>PathView</name>

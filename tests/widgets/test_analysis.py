@@ -81,6 +81,26 @@ def test_patching_table_matches_the_engine_and_a_cell_opens_its_patched_run(qtbo
     assert win.compare_dock.isVisible()
 
 
+def test_a_cell_of_a_table_made_for_an_earlier_prompt_says_so(qtbot, win):
+    """Found by the GUI fuzz: a table's cell clicked after A's prompt got shorter named a position A no
+    longer has (IndexError in the event loop)."""
+    st = win.state
+    st.reset()
+    wait_idle(qtbot, st)
+    open_b(qtbot, win, "The capital of Germany is")
+    win.open_analysis(0)
+    panel = win.analysis.patching
+    panel.run()
+    wait_idle(qtbot, st)
+    assert st.patching_is_current(st.session("A").analyses["patching"])
+    st.run_prompt("zebra")
+    wait_idle(qtbot, st)
+    assert not st.patching_is_current(st.session("A").analyses["patching"])
+    panel.heatmap.sigClicked.emit(1, 3)
+    assert "earlier prompts" in panel.message.text()
+    assert not st.session("B").interventions
+
+
 def test_unequal_token_counts_say_why_and_show_both_tokenisations(qtbot, win):
     st = win.state
     open_b(qtbot, win, "The capital of the United Kingdom is")
