@@ -16,12 +16,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 REPO = Path(__file__).resolve().parents[1]
 TOKENIZER_JSON = REPO / "models" / "atlas" / "tokenizer.json"
 
-# Configs differ in depth, heads, width, MLP width, context and attention scaling.
+# Configs differ in depth, heads, width, head size, MLP width, context and attention scaling.
 TINY_CONFIGS = {
     "l2h2e16": dict(n_layer=2, n_head=2, n_embd=16, n_positions=32),
     "l3h4e32": dict(n_layer=3, n_head=4, n_embd=32, n_positions=48, n_inner=48),
     "l1h1e8": dict(n_layer=1, n_head=1, n_embd=8, n_positions=16, scale_attn_by_inverse_layer_idx=True),
     "l4h2e24": dict(n_layer=4, n_head=2, n_embd=24, n_positions=40, activation_function="gelu"),
+    # heads of 16 (a power of four, like GPT-2's 64): the runtime scales queries instead of dividing scores
+    "l2h2e32": dict(n_layer=2, n_head=2, n_embd=32, n_positions=32),
 }
 
 

@@ -133,8 +133,6 @@ class Model:
         self.supports_interventions = bool(self._iv_inputs)
 
     def _open_sessions(self, path: Path):
-        from gpt2viz.core.export.surgery import strip_interventions
-        from gpt2viz.core.gating import gate
         from gpt2viz.core.hooks import intervention_inputs
         from gpt2viz.core.ondemand import cut_graphs
         from gpt2viz.core.onnx_file import read_skeleton, session_options_for
@@ -152,26 +150,33 @@ class Model:
         # Cut before stripping, so MLP sub-graphs keep the hook_post intervention inputs.
         self._cuts = cut_graphs(skeleton, self.config.n_layer)
         # Both graphs run gated (gpt2viz.core.gating): a call skips the hooks and the LM head rows it
-        # does not return. The skeleton itself stays as the file has it (lens and sub-graphs read it).
-        full = type(skeleton)()
-        full.CopyFrom(skeleton)
-        gate(full, self.config.n_layer)
-        self._iv_blob = full.SerializeToString()
+        # does not return; and their attention is rewritten to the same floats in fewer passes
+        # (gpt2viz.core.attention_rewrites). The skeleton itself stays as the file has it (lens and
+        # sub-graphs read it).
+        self._iv_blob = self._runtime_graph(skeleton, strip=False)
         names = {i.name for i in skeleton.graph.input}
         ivs = set(intervention_inputs(self.config.n_layer)) & names
-        if ivs:
-            stripped = type(skeleton)()
-            stripped.CopyFrom(skeleton)
-            strip_interventions(stripped, keep_last=True)
-            gate(stripped, self.config.n_layer)
-            blob = stripped.SerializeToString()
-        else:
-            blob = self._iv_blob
+        blob = self._runtime_graph(skeleton, strip=True) if ivs else self._iv_blob
         sess = ort.InferenceSession(blob, self._opts, providers=["CPUExecutionProvider"])
         if not ivs:
             self._iv_session = sess
         release_memory()
         return sess, ivs
+
+    def _runtime_graph(self, skeleton, *, strip: bool) -> bytes:
+        """The serialized graph a session runs: the skeleton gated and its attention rewritten, with the
+        intervention nodes stripped when ``strip``."""
+        from gpt2viz.core.attention_rewrites import rewrite_attention
+        from gpt2viz.core.export.surgery import strip_interventions
+        from gpt2viz.core.gating import gate
+
+        graph = type(skeleton)()
+        graph.CopyFrom(skeleton)
+        if strip:
+            strip_interventions(graph, keep_last=True)
+        gate(graph, self.config.n_layer)
+        rewrite_attention(graph, self.config.d_head)
+        return graph.SerializeToString()
 
     def _check_files(self) -> None:
         """Refuse to open a graph on weight files that were deleted or replaced since the model was opened:

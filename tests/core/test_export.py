@@ -49,7 +49,7 @@ def assert_hooks_match(got, ref):
         assert err <= TOL, f"{name}: {err:.2e} of scale"
 
 
-@pytest.mark.parametrize("name", ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24"])
+@pytest.mark.parametrize("name", ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24", "l2h2e32"])
 def test_every_hook_matches_transformers_prefill_and_cached_steps(name, exported, torch_models):
     folder, tm = exported[name], torch_models[name]
     cfg = tm.config

@@ -10,7 +10,7 @@ from gpt2viz.core.hooks import LAST_LOGITS
 from gpt2viz.core.onnx_file import read_skeleton, session_options_for
 from gpt2viz.core.runtime import Model
 
-CONFIGS = ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24"]
+CONFIGS = ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24", "l2h2e32"]
 
 
 def _ids(n, seed=0):

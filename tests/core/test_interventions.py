@@ -54,7 +54,7 @@ def kinds(cfg, rng):
     }
 
 
-@pytest.mark.parametrize("name", ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24"])
+@pytest.mark.parametrize("name", ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24", "l2h2e32"])
 def test_every_intervention_matches_torch_hooks_prefill_chunk_and_steps(name, exported, torch_models):
     model, tm = Model(exported[name]), torch_models[name]
     cfg = tm.config

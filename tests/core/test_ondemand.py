@@ -10,7 +10,7 @@ from gpt2viz.core.runtime import Cancelled, Model
 from gpt2viz.core.sampling import SamplingSettings
 from gpt2viz.core.stepper import Generator
 
-CONFIGS = ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24"]
+CONFIGS = ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24", "l2h2e32"]
 
 
 @pytest.fixture
