@@ -95,14 +95,9 @@ class Model:
         if self.tokenizer.vocab_size > self.config.vocab_size:
             raise ModelFolderError(f"{self.folder / TOKENIZER_FILE} has {self.tokenizer.vocab_size} tokens but the "
                                    f"model only {self.config.vocab_size}: it belongs to another model; {hint}")
-        opts = ort.SessionOptions()
-        opts.log_severity_level = 3
-        if threads:
-            opts.intra_op_num_threads = threads
-        # onnxruntime's pool threads spin for a while after each run by default; in the app that
-        # burns a core the GUI thread needs to redraw between steps (measured: 3x fewer tokens/s).
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._opts = opts
+        from gpt2viz.core.onnx_file import quiet_options
+
+        self._opts = opts = quiet_options(threads)
         path = self.folder / MODEL_FILE
         # A format-2 graph carries the intervention inputs. Fed with their no-op defaults they still
         # cost 60-120 tiny Mul/Add nodes per call (measured on GPT-2 small: a cached step 1.30x), so
@@ -220,12 +215,10 @@ class Model:
     def _ondemand_opts(self) -> ort.SessionOptions:
         # No memory arena: a sub-graph runs rarely, on [H, P, P] tensors (~50 MB each at 1000 tokens on
         # GPT-2 small); an arena per layer would keep its peak for good (measured: 24 sessions, +6 GB).
-        opts = ort.SessionOptions()
-        opts.log_severity_level = 3
-        opts.intra_op_num_threads = self._opts.intra_op_num_threads
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        from gpt2viz.core.onnx_file import quiet_options, session_options_for
+
+        opts = quiet_options(self._opts.intra_op_num_threads)
         opts.enable_cpu_mem_arena = False
-        from gpt2viz.core.onnx_file import session_options_for
 
         return session_options_for(self.folder, opts)
 

@@ -61,16 +61,13 @@ class Weights:
         import onnxruntime as ort
 
         from gpt2viz.core.ondemand import lens_graph
-        from gpt2viz.core.onnx_file import session_options_for
+        from gpt2viz.core.onnx_file import quiet_options, session_options_for
 
         try:
             blob = lens_graph(m)
         except (KeyError, ValueError):  # a graph whose head is not LayerNorm -> MatMul: numpy does it
             return None
-        opts = ort.SessionOptions()
-        opts.log_severity_level = 3
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as the model's (runtime.py)
-        return ort.InferenceSession(blob, session_options_for(self.model_file.parent, opts),
+        return ort.InferenceSession(blob, session_options_for(self.model_file.parent, quiet_options()),
                                     providers=["CPUExecutionProvider"])
 
     def get(self, name: str) -> np.ndarray:
