@@ -224,78 +224,126 @@ def peak_rss_of(argv: list[str]) -> float:
     return int(m.group(1)) / 1024**2
 
 
-def long_prompt(model, n: int) -> tuple[str, list[int]]:
+def long_prompt(tokenizer, n: int) -> tuple[str, list[int]]:
     """English-like text of exactly ``n`` tokens (a fixed paragraph repeated), and its ids."""
     para = ("The committee met on Tuesday to discuss the budget for the new library, which the city had "
             "promised to open before the end of the year. Several members asked why the costs had risen. ")
-    ids = model.tokenizer.encode(para * (n // 30 + 2))[:n]
-    text = model.tokenizer.decode(ids)
-    assert model.tokenizer.encode(text) == ids
+    ids = tokenizer.encode(para * (n // 30 + 2))[:n]
+    text = tokenizer.decode(ids)
+    assert tokenizer.encode(text) == ids
     return text, ids
 
 
-def bench_long(a) -> None:
-    """Issue 11's figures: speed at --long-len and 32 tokens, on-demand costs, peak RSS."""
-    import torch
-    from transformers import DynamicCache
+def _long_contender(conn, library: str, ck: Path, folder: Path) -> None:
+    """One side of the long-prompt race in a process of its own: "ours" (gpt2viz's Model) or "torch"
+    (transformers eager). Receives (name, ids) and answers (ms, longest gap between progress calls)."""
+    if library == "torch":
+        import torch
+        from transformers import DynamicCache
 
-    from gpt2viz.core.export.exporter import load_checkpoint
-    from gpt2viz.core.runtime import Model
+        from gpt2viz.core.export.exporter import load_checkpoint
 
-    cfg = TINY if a.tiny else SMALL
-    ck, folder = ensure_model(a.work, cfg)
-    model = Model(folder, verify=False)
-    tm = load_checkpoint(ck)
-    torch.set_num_threads(model.session.get_session_options().intra_op_num_threads or torch.get_num_threads())
-    n_long = min(a.long_len, cfg["n_positions"])
-    shape = "{n_layer} layers x {n_head} heads x {n_embd}".format(**cfg)
-    print(f"model: {shape}, vocab 50257, random weights; median of {a.rounds} interleaved rounds")
-    for n in (32, n_long):
-        _, ids = long_prompt(model, n)
+        tm = load_checkpoint(ck)
 
         @torch.no_grad()
-        def torch_eager():
+        def run(name, ids):
             tm(input_ids=torch.tensor([ids]), past_key_values=DynamicCache(), use_cache=True,
                output_hidden_states=True, output_attentions=True)
+    else:
+        from gpt2viz.core.runtime import Model
 
+        model = Model(folder, verify=False)
         gaps = []
 
-        def app_prefill():
+        def app_prefill(ids):
             # as the app's worker runs it: in chunks, with progress and a cancel check between them
             marks = [time.perf_counter()]
             model.run(ids, progress=lambda done, total: marks.append(time.perf_counter()), cancel=lambda: False)
             gaps.append(max(b - a for a, b in zip(marks, marks[1:])))
 
-        contenders = {"A app prefill (everything shown, chunked)": app_prefill,
-                      "A1 the same in one call": lambda: model.run(ids, chunk=0),
-                      "B logits only": lambda: model.run(ids, hooks=[]),
-                      "C transformers eager + hidden + attn": torch_eager}
-        times = {k: [] for k in contenders}
-        for fn in contenders.values():
-            fn()
-        for _ in range(a.rounds):
-            for k, fn in contenders.items():
-                settle()
+        def run(name, ids):
+            {"A": app_prefill, "A1": lambda ids: model.run(ids, chunk=0),
+             "B": lambda ids: model.run(ids, hooks=[])}[name](ids)
+
+        def ondemand(ids, layer):
+            trace, _ = model.run(ids)
+            od = []
+            for hook in ("pattern", "post"):
                 t0 = time.perf_counter()
-                fn()
-                times[k].append((time.perf_counter() - t0) * 1000)
+                trace[hook, layer]
+                od.append((time.perf_counter() - t0) * 1000)
+            return trace.nbytes() / 2**20, trace.ondemand is not None, od
+    while (msg := conn.recv()) is not None:
+        if msg[0] == "ondemand":
+            conn.send(ondemand(*msg[1:]))
+            continue
+        name, ids = msg
+        if library != "torch":
+            gaps.clear()
+        settle()
+        t0 = time.perf_counter()
+        run(name, ids)
+        conn.send(((time.perf_counter() - t0) * 1000, max(gaps) if library != "torch" and gaps else 0.0))
+
+
+def bench_long(a) -> None:
+    """Issue 11's figures: speed at --long-len and 32 tokens, on-demand costs, peak RSS.
+
+    Each library runs in a process of its own, the rounds interleaved between them, as each runs in
+    practice (neither the app nor the CLI ever loads torch): one library's threads and allocator state
+    cannot slow the other's timed run."""
+    import multiprocessing as mp
+
+    from gpt2viz.core.tokenizer import GPT2Tokenizer
+
+    cfg = TINY if a.tiny else SMALL
+    ck, folder = ensure_model(a.work, cfg)
+    tokenizer = GPT2Tokenizer.from_file(folder / "tokenizer.json")
+    n_long = min(a.long_len, cfg["n_positions"])
+    shape = "{n_layer} layers x {n_head} heads x {n_embd}".format(**cfg)
+    print(f"model: {shape}, vocab 50257, random weights; median of {a.rounds} interleaved rounds, "
+          "onnxruntime and torch each in a process of its own")
+    ctx = mp.get_context("spawn")
+    sides = {}
+    for library in ("ours", "torch"):
+        mine, theirs = ctx.Pipe()
+        proc = ctx.Process(target=_long_contender, args=(theirs, library, Path(ck), Path(folder)), daemon=True)
+        proc.start()
+        sides[library] = (mine, proc)
+
+    def ask(library, *msg):
+        sides[library][0].send(msg)
+        return sides[library][0].recv()
+
+    owner = {"A": "ours", "A1": "ours", "B": "ours", "C": "torch"}
+    labels = {"A": "A app prefill (everything shown, chunked)", "A1": "A1 the same in one call",
+              "B": "B logits only", "C": "C transformers eager + hidden + attn"}
+    for n in (32, n_long):
+        _, ids = long_prompt(tokenizer, n)
+        times = {k: [] for k in owner}
+        gaps = []
+        for k in owner:  # warm-up
+            ask(owner[k], k, ids)
+        for _ in range(a.rounds):
+            for k in owner:
+                ms, gap = ask(owner[k], k, ids)
+                times[k].append(ms)
+                if k == "A":
+                    gaps.append(gap)
         med = {k: statistics.median(v) for k, v in times.items()}
         A, A1, B, C = med.values()
-        print(f"-- {n} tokens: " + "   ".join(f"{k} {v:.0f} ms" for k, v in med.items()))
+        print(f"-- {n} tokens: " + "   ".join(f"{labels[k]} {v:.0f} ms" for k, v in med.items()))
         print(f"   app prefill / logits only {A / B:.2f}x (target <= 1.3)   transformers / app prefill {C / A:.2f}x "
               f"(target >= 2)   chunked / one call {A / A1:.2f}x   longest chunk (cancel latency) "
               f"{max(gaps) * 1000:.0f} ms")
-        trace, _ = model.run(ids)
-        od = []
-        for hook in ("pattern", "post"):
-            t0 = time.perf_counter()
-            trace[hook, cfg["n_layer"] // 2]
-            od.append((time.perf_counter() - t0) * 1000)
-        print(f"   trace kept {trace.nbytes() / 2**20:.0f} MiB; first read of one layer's pattern+scores "
-              f"{od[0]:.0f} ms, MLP pre+post {od[1]:.0f} ms (on demand)" if trace.ondemand else
-              f"   trace {trace.nbytes() / 2**20:.0f} MiB, every hook kept (short prompt)")
-        del trace
-    text, ids = long_prompt(model, n_long)
+        mib, lazy, od = ask("ours", "ondemand", ids, cfg["n_layer"] // 2)
+        print(f"   trace kept {mib:.0f} MiB; first read of one layer's pattern+scores "
+              f"{od[0]:.0f} ms, MLP pre+post {od[1]:.0f} ms (on demand)" if lazy else
+              f"   trace {mib:.0f} MiB, every hook kept (short prompt)")
+    for mine, proc in sides.values():
+        mine.send(None)
+        proc.join()
+    text, ids = long_prompt(tokenizer, n_long)
     here = Path(__file__).resolve()
     run = peak_rss_of([sys.executable, "-m", "gpt2viz", "run", "--model", str(folder), "--prompt", text,
                        "--steps", "1", "--json"])

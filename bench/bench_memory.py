@@ -39,7 +39,7 @@ def engine(folder: str, n: int) -> None:
     from gpt2viz.core.stepper import Generator
 
     model = Model(folder, verify=False)
-    _, ids = long_prompt(model, n)
+    _, ids = long_prompt(model.tokenizer, n)
     gen = Generator(model)
     t0 = time.perf_counter()
     gen.start(ids)
@@ -72,11 +72,10 @@ def app(folder: str, n: int, data: bool = False) -> None:
     qapp = QApplication.instance() or QApplication([])
     tmp = Path(tempfile.mkdtemp())
     # only the tokenizer: a throwaway Model would leave its freed weights in the process's heap
-    from types import SimpleNamespace
 
     from gpt2viz.core.tokenizer import GPT2Tokenizer
 
-    text, ids = long_prompt(SimpleNamespace(tokenizer=GPT2Tokenizer.from_file(Path(folder) / "tokenizer.json")), n)
+    text, ids = long_prompt(GPT2Tokenizer.from_file(Path(folder) / "tokenizer.json"), n)
     import gc
 
     gc.collect()

@@ -167,6 +167,10 @@ def test_a_released_run_writes_its_cache_and_hooks_into_arrays_of_its_own(export
     np.testing.assert_array_equal(owned.last_logits, plain.last_logits)
     for name in plain.hooks:
         np.testing.assert_array_equal(owned.hooks[name], plain.hooks[name], err_msg=name)
+    # the chunks wrote their kept hooks in place, into one block holding exactly those hooks
+    kept = {id(a): a for a in owned.hooks.values()}.values()
+    hook_bases = {id(a.base) for a in kept}
+    assert len(hook_bases) == 1 and next(iter(kept)).base.size == sum(a.size for a in kept)
     bases = set()
     for (k, v), (pk, pv) in zip(owned_cache.layers, plain_cache.layers):
         np.testing.assert_array_equal(k, pk)
