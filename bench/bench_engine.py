@@ -309,6 +309,7 @@ def bench_long(a) -> None:
         mine, theirs = ctx.Pipe()
         proc = ctx.Process(target=_long_contender, args=(theirs, library, Path(ck), Path(folder)), daemon=True)
         proc.start()
+        theirs.close()  # so a contender that dies makes recv() raise instead of waiting for good
         sides[library] = (mine, proc)
 
     def ask(library, *msg):

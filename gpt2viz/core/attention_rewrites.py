@@ -15,7 +15,7 @@ select is the slowest elementwise node of the graph.
 
 where the mask in brackets is [B, 1, P, keys] (a twelfth of the scores on GPT-2 small) and the only pass over
 [B, H, P, keys] is one addition. Every value the softmax reads is the same float, so every output is the same
-bit for bit (``tests/core/test_mask_fold.py`` asserts it against the file's graph):
+bit for bit (``tests/core/test_attention_rewrites.py`` asserts it against the file's graph):
 
 - a key the causal mask keeps: ``scores + (0 + padding)`` is ``scores + padding``, as before;
 - a key it hides, unpadded: ``scores + MIN`` rounds to ``MIN`` exactly, as long as ``|scores| < 2**103``
@@ -42,7 +42,7 @@ def _scalar(g: onnx.GraphProto, name: str) -> float | None:
     for init in g.initializer:
         if init.name == name:
             a = numpy_helper.to_array(init)
-            return float(a) if a.size == 1 else None
+            return float(a.reshape(())) if a.size == 1 and a.dtype == np.float32 else None
     for n in g.node:
         if n.op_type == "Constant" and n.output[0] == name:
             value = next((a for a in n.attribute if a.name == "value"), None)

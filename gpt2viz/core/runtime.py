@@ -159,7 +159,7 @@ class Model:
         return sess, ivs
 
     def _runtime_graph(self, skeleton, *, strip: bool) -> bytes:
-        """The serialized graph a session runs: the skeleton gated and its attention rewritten, with the
+        """The serialized graph a session runs: the skeleton with its attention rewritten and gated, with the
         intervention nodes stripped when ``strip``."""
         from gpt2viz.core.attention_rewrites import rewrite_attention
         from gpt2viz.core.export.surgery import strip_interventions
@@ -169,8 +169,9 @@ class Model:
         graph.CopyFrom(skeleton)
         if strip:
             strip_interventions(graph, keep_last=True)
-        gate(graph, self.config.n_layer)
+        # before gating: the rewrites check who reads each tensor, and gated hooks are read inside If branches
         rewrite_attention(graph, self.config.d_head)
+        gate(graph, self.config.n_layer)
         return graph.SerializeToString()
 
     def _check_files(self) -> None:

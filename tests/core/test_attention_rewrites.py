@@ -27,20 +27,18 @@ def _feed(model, ids, past, mask=None):
 def _graphs(folder, d_head):
     skeleton, _ = read_skeleton(folder / "model.onnx")
     n_layer = sum(1 for i in skeleton.graph.input if i.name.startswith("past_key_values.") and i.name.endswith(".key"))
-    gated = onnx.ModelProto()
-    gated.CopyFrom(skeleton)
-    gate(gated, n_layer)
-    rewritten = onnx.ModelProto()
-    rewritten.CopyFrom(gated)
+    rewritten = onnx.ModelProto()  # as the runtime makes it: rewritten, then gated
+    rewritten.CopyFrom(skeleton)
     counts = rewrite_attention(rewritten, d_head)
-    return skeleton, gated, rewritten, counts
+    gate(rewritten, n_layer)
+    return skeleton, rewritten, counts
 
 
 @pytest.mark.parametrize("name", CONFIGS)
 def test_rewritten_graph_returns_the_file_graphs_outputs_bit_for_bit(exported, name):
     model = Model(exported[name])
     cfg = model.config
-    skeleton, gated, rewritten, (folded, scaled) = _graphs(exported[name], cfg.d_head)
+    skeleton, rewritten, (folded, scaled) = _graphs(exported[name], cfg.d_head)
     assert folded == cfg.n_layer
     # heads of 16 or 64 have a power-of-two square root; heads of 8 or 12 do not
     assert scaled == (cfg.n_layer if cfg.d_head in (16, 64) else 0)
@@ -68,7 +66,7 @@ def test_rewritten_graph_returns_the_file_graphs_outputs_bit_for_bit(exported, n
 def test_the_runtime_runs_the_rewritten_graph(exported):
     """What Model opens is gated and rewritten: no select over the scores, no division of them."""
     model = Model(exported["l2h2e32"])
-    skeleton, _, rewritten, _ = _graphs(exported["l2h2e32"], model.config.d_head)
+    skeleton, rewritten, _ = _graphs(exported["l2h2e32"], model.config.d_head)
     blob = onnx.load_from_string(model._runtime_graph(skeleton, strip=False))
     assert [n.op_type for n in blob.graph.node] == [n.op_type for n in rewritten.graph.node]
     softmax_inputs = {n.input[0] for n in blob.graph.node if n.op_type == "Softmax"}
@@ -78,15 +76,15 @@ def test_the_runtime_runs_the_rewritten_graph(exported):
 
 
 def test_rewrites_leave_other_graphs_alone(exported):
-    skeleton, gated, _, _ = _graphs(exported["l1h1e8"], 8)
+    skeleton, _, _ = _graphs(exported["l1h1e8"], 8)
     # l1h1e8 divides its scores by the layer's number after the square root: never scaled, whatever d_head says
     again = onnx.ModelProto()
-    again.CopyFrom(gated)
+    again.CopyFrom(skeleton)
     assert scale_queries(again, 64) == 0
     assert fold_masks(again) == 1 and fold_masks(again) == 0  # a folded graph has nothing left to fold
     # a select whose output is also a graph output keeps its pass (it must be made anyway)
     kept = onnx.ModelProto()
-    kept.CopyFrom(gated)
+    kept.CopyFrom(skeleton)
     where = next(n for n in kept.graph.node if n.op_type == "Where" and "/attn/" in n.name)
     kept.graph.output.append(onnx.helper.make_tensor_value_info(where.output[0], onnx.TensorProto.FLOAT, None))
     assert fold_masks(kept) == 0
