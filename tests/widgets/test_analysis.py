@@ -53,16 +53,23 @@ def test_patching_with_b_equal_to_a_has_zero_effect_everywhere(qtbot, win):
     np.testing.assert_allclose(d[np.isfinite(d)], 0.0, atol=1e-6)
 
 
-def test_patching_table_matches_the_engine_and_a_cell_opens_its_patched_run(qtbot, win):
+def patch_against_germany(qtbot, win, site="resid_pre"):
+    """A at its start, B "The capital of Germany is", the patching table of ``site`` made; returns the panel."""
     st = win.state
     st.reset()
     wait_idle(qtbot, st)
     open_b(qtbot, win, "The capital of Germany is")
     win.open_analysis(0)
     panel = win.analysis.patching
-    panel.site.setCurrentText("attn_out")
+    panel.site.setCurrentText(site)
     panel.run()
     wait_idle(qtbot, st)
+    return panel
+
+
+def test_patching_table_matches_the_engine_and_a_cell_opens_its_patched_run(qtbot, win):
+    st = win.state
+    panel = patch_against_germany(qtbot, win, "attn_out")
     sm = st.session("A").analyses["patching"]
     clean, corrupt = st.prompt_ids("A"), st.prompt_ids("B")
     target = int(np.argmax(st.history.frames[0].logits))
@@ -85,13 +92,7 @@ def test_a_cell_of_a_table_made_for_an_earlier_prompt_says_so(qtbot, win):
     """Found by the GUI fuzz: a table's cell clicked after A's prompt got shorter named a position A no
     longer has (IndexError in the event loop)."""
     st = win.state
-    st.reset()
-    wait_idle(qtbot, st)
-    open_b(qtbot, win, "The capital of Germany is")
-    win.open_analysis(0)
-    panel = win.analysis.patching
-    panel.run()
-    wait_idle(qtbot, st)
+    panel = patch_against_germany(qtbot, win)
     assert st.patching_is_current(st.session("A").analyses["patching"])
     st.run_prompt("zebra")
     wait_idle(qtbot, st)
