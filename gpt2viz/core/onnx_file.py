@@ -241,7 +241,7 @@ def quiet_options(threads: int | None = None):
     threads (onnxruntime's default when None), and pool threads that go to sleep when a run ends.
 
     By default onnxruntime's pool threads spin for a while after each run; in the app that burned a core
-    the GUI thread needs to redraw between steps (measured in session 3: 3x fewer tokens/s). Turning
+    the GUI thread needs to redraw between steps (measured then: 3x fewer tokens/s). Turning
     spinning off altogether made the threads sleep and wake between the nodes of a run too, which cost
     11% of a 1000-token prefill of a GPT-2-small-sized model (1.27 -> 1.12 s) and 8% of a 32-token one.
     So they spin during a run and are stopped when it returns (``session.force_spinning_stop``): a
