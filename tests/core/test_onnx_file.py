@@ -145,3 +145,13 @@ def test_not_an_onnx_file_is_a_clear_error(tmp_path):
     bad.write_bytes(b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01")
     with pytest.raises(OnnxFileError):
         read_skeleton(bad)
+
+
+def test_every_session_runs_nodes_in_the_graphs_order_and_spins_only_inside_runs(exported):
+    """The options of quiet_options reach the model's sessions (the main one and an on-demand one)."""
+    model = Model(exported["l2h2e16"])
+    for sess in (model.session, model.ondemand_session(0, "attn")[0]):
+        opts = sess.get_session_options()
+        assert opts.execution_order == ort.ExecutionOrder.PRIORITY_BASED
+        assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "1"
+        assert opts.get_session_config_entry("session.force_spinning_stop") == "1"
