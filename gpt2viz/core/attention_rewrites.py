@@ -53,14 +53,27 @@ def _scalar(g: onnx.GraphProto, name: str) -> float | None:
     return None
 
 
-def fold_masks(model: onnx.ModelProto) -> int:
-    """Rewrite every ``Softmax(Where(causal, scores, MIN) + padding)`` of ``model`` in place (see the module);
-    returns how many were rewritten. Anything else, or a select whose output is read elsewhere, is left alone."""
-    g = model.graph
+def _readers(g: onnx.GraphProto) -> dict[str, list[onnx.NodeProto]]:
+    """Each tensor's reading nodes (of the main graph: rewrite before gating, whose If branches read too)."""
     readers: dict[str, list[onnx.NodeProto]] = {}
     for n in g.node:
         for t in n.input:
             readers.setdefault(t, []).append(n)
+    return readers
+
+
+def _replace_nodes(g: onnx.GraphProto, instead: dict[int, list[onnx.NodeProto]]) -> None:
+    """Put ``instead[id(node)]`` where each such node is (an empty list drops it); the rest stays in order."""
+    nodes = [m for n in g.node for m in instead.get(id(n), [n])]
+    del g.node[:]
+    g.node.extend(nodes)
+
+
+def fold_masks(model: onnx.ModelProto) -> int:
+    """Rewrite every ``Softmax(Where(causal, scores, MIN) + padding)`` of ``model`` in place (see the module);
+    returns how many were rewritten. Anything else, or a select whose output is read elsewhere, is left alone."""
+    g = model.graph
+    readers = _readers(g)
     outputs = {o.name for o in g.output}
     folds = []
     for where in g.node:
@@ -78,8 +91,7 @@ def fold_masks(model: onnx.ModelProto) -> int:
     if not folds:
         return 0
     g.initializer.append(numpy_helper.from_array(np.array(0.0, np.float32), _ZERO))
-    drop = {id(w) for w, _ in folds}
-    place: dict[int, list[onnx.NodeProto]] = {}
+    instead: dict[int, list[onnx.NodeProto]] = {}
     for where, add in folds:
         cond, scores, low = where.input
         padding = add.input[1] if add.input[0] == where.output[0] else add.input[0]
@@ -87,15 +99,8 @@ def fold_masks(model: onnx.ModelProto) -> int:
         causal = helper.make_node("Where", [cond, _ZERO, low], [f"{tag}/causal"], name=f"{tag}/causal")
         mask = helper.make_node("Add", [f"{tag}/causal", padding], [f"{tag}/mask"], name=f"{tag}/mask")
         add.input[:] = [scores, f"{tag}/mask"]
-        place[id(add)] = [causal, mask]
-    nodes = []
-    for n in g.node:
-        if id(n) in drop:
-            continue
-        nodes.extend(place.get(id(n), []))
-        nodes.append(n)
-    del g.node[:]
-    g.node.extend(nodes)
+        instead[id(where)], instead[id(add)] = [], [causal, mask, add]
+    _replace_nodes(g, instead)
     return len(folds)
 
 
@@ -131,18 +136,16 @@ def scale_queries(model: onnx.ModelProto, head_dim: int) -> int:
     if not _power_of_two(float(np.sqrt(np.float32(head_dim)))):
         return 0
     g = model.graph
-    readers: dict[str, list[onnx.NodeProto]] = {}
-    for n in g.node:
-        for t in n.input:
-            readers.setdefault(t, []).append(n)
+    readers = _readers(g)
     producer = {t: n for n in g.node for t in n.output}
     outputs = {o.name for o in g.output}
     rewrites = []
     for softmax in (n for n in g.node if n.op_type == "Softmax"):
-        t, chain = softmax.input[0], []
-        while t in producer and producer[t].op_type in ("Add", "Where", "Cast") and len(chain) < 4:
-            chain.append(producer[t])
-            node = producer[t]
+        t = softmax.input[0]
+        for _ in range(4):  # back through the mask's Add (or Where + Add) and the Cast to the scores
+            node = producer.get(t)
+            if node is None or node.op_type not in ("Add", "Where", "Cast"):
+                break
             t = node.input[1] if node.op_type == "Where" else node.input[0]
         div = producer.get(t)
         if div is None or div.op_type != "Div":
@@ -153,29 +156,23 @@ def scale_queries(model: onnx.ModelProto, head_dim: int) -> int:
         if mm is None or mm.op_type != "MatMul" or mm.output[0] in outputs or len(readers[mm.output[0]]) != 1:
             continue
         rewrites.append((div, mm))
-    drop, place = set(), {}
+    if not rewrites:
+        return 0
+    instead: dict[int, list[onnx.NodeProto]] = {}
     for div, mm in rewrites:
         tag = f"{div.name}/gpt2viz_scale"
         inverse = helper.make_node("Reciprocal", [div.input[1]], [f"{tag}/inverse"], name=f"{tag}/inverse")
         scaled = helper.make_node("Mul", [mm.input[0], f"{tag}/inverse"], [f"{tag}/q"], name=f"{tag}/q")
         mm.input[0] = f"{tag}/q"
         mm.output[0] = div.output[0]
-        place[id(div)] = [inverse, scaled, mm]
-        drop.add(id(mm))
-    if not rewrites:
-        return 0
-    # The divisor is computed after the MatMul (it reads the cache's shape), so the MatMul moves to where
-    # the Div was, after its new scaled input; the Div's readers now read the MatMul.
-    nodes = []
-    for n in g.node:
-        if id(n) not in drop:
-            nodes.extend(place.get(id(n), [n]))
-    del g.node[:]
-    g.node.extend(nodes)
+        # The divisor is computed after the MatMul (it reads the cache's shape), so the MatMul moves to
+        # where the Div was, after its new scaled input; the Div's readers now read the MatMul.
+        instead[id(mm)], instead[id(div)] = [], [inverse, scaled, mm]
+    _replace_nodes(g, instead)
     return len(rewrites)
 
 
 def rewrite_attention(model: onnx.ModelProto, d_head: int) -> tuple[int, int]:
-    """Both rewrites of this module on ``model`` in place (the runtime's graph, after gating); returns
+    """Both rewrites of this module on ``model`` in place (the runtime's graph, before gating); returns
     how many blocks' masks were folded and how many blocks' queries scaled."""
     return fold_masks(model), scale_queries(model, d_head)
