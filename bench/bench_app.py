@@ -19,9 +19,9 @@ PROMPT = "My favourite city is"
 
 def cli_tokens_per_s(folder, n: int) -> float:
     """The loop `gpt2viz run` runs: Generator with logits only, sampling at temperature 1."""
-    from gpt2viz.core.runtime import Model
-    from gpt2viz.core.sampling import SamplingSettings
-    from gpt2viz.core.stepper import Generator
+    from gpt2viz.core.engine.model import Model
+    from gpt2viz.core.generation.sampling import SamplingSettings
+    from gpt2viz.core.generation.stepper import Generator
 
     model = Model(folder, verify=False)
     gen = Generator(model, hooks=[])
@@ -81,7 +81,7 @@ def main() -> None:
 
     from PySide6.QtWidgets import QApplication
 
-    from gpt2viz.core.locations import resolve_model
+    from gpt2viz.core.model_folder.locations import resolve_model
 
     folder = resolve_model(a.model)
     app = QApplication.instance() or QApplication([])

@@ -78,7 +78,7 @@ def main() -> None:
     from transformers import DynamicCache
 
     from gpt2viz.core.export.exporter import load_checkpoint
-    from gpt2viz.core.runtime import Model
+    from gpt2viz.core.engine.model import Model
 
     cfg = TINY if a.tiny else SMALL
     ck, folder = ensure_model(a.work, cfg)
@@ -171,7 +171,7 @@ def ensure_stripped(folder: Path) -> Path:
 
     import onnx
 
-    from gpt2viz.core.export.surgery import strip_interventions
+    from gpt2viz.core.graph.surgery import strip_interventions
 
     old = folder.with_name(folder.name + "-no-interventions")
     if not (old / "gpt2viz.json").exists():
@@ -187,7 +187,7 @@ def ensure_stripped(folder: Path) -> Path:
 
 def bench_patching(model, n: int, rounds: int) -> None:
     """The patching table against layers x positions full prefills of the corrupted prompt."""
-    from gpt2viz.core.patching import patching_table
+    from gpt2viz.core.analysis.patching import patching_table
 
     rng = np.random.default_rng(1)
     clean = [int(t) for t in rng.integers(0, 50257, n)]
@@ -250,7 +250,7 @@ def _long_contender(conn, library: str, ck: Path, folder: Path) -> None:
             tm(input_ids=torch.tensor([ids]), past_key_values=DynamicCache(), use_cache=True,
                output_hidden_states=True, output_attentions=True)
     else:
-        from gpt2viz.core.runtime import Model
+        from gpt2viz.core.engine.model import Model
 
         model = Model(folder, verify=False)
         gaps = []
@@ -294,7 +294,7 @@ def bench_long(a) -> None:
     cannot slow the other's timed run."""
     import multiprocessing as mp
 
-    from gpt2viz.core.tokenizer import GPT2Tokenizer
+    from gpt2viz.core.model_folder.tokenizer import GPT2Tokenizer
 
     cfg = TINY if a.tiny else SMALL
     ck, folder = ensure_model(a.work, cfg)

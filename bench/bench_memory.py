@@ -35,8 +35,8 @@ def vm_hwm_gb() -> float:
 
 def engine(folder: str, n: int) -> None:
     from bench_engine import long_prompt
-    from gpt2viz.core.runtime import Model
-    from gpt2viz.core.stepper import Generator
+    from gpt2viz.core.engine.model import Model
+    from gpt2viz.core.generation.stepper import Generator
 
     model = Model(folder, verify=False)
     _, ids = long_prompt(model.tokenizer, n)
@@ -65,7 +65,7 @@ def app(folder: str, n: int, data: bool = False) -> None:
     from bench_engine import long_prompt
     from gpt2viz.app.settings import Settings
     from gpt2viz.app.state import AppState
-    from gpt2viz.core.session import Stage
+    from gpt2viz.core.session.session import Stage
     from gpt2viz.widgets.main_window import MainWindow
     from gpt2viz.widgets.snapshot import export_view
 
@@ -73,7 +73,7 @@ def app(folder: str, n: int, data: bool = False) -> None:
     tmp = Path(tempfile.mkdtemp())
     # only the tokenizer: a throwaway Model would leave its freed weights in the process's heap
 
-    from gpt2viz.core.tokenizer import GPT2Tokenizer
+    from gpt2viz.core.model_folder.tokenizer import GPT2Tokenizer
 
     text, ids = long_prompt(GPT2Tokenizer.from_file(Path(folder) / "tokenizer.json"), n)
     import gc
@@ -120,7 +120,7 @@ def app(folder: str, n: int, data: bool = False) -> None:
         export_view(win, view, tmp / f"{view}.png", 2.0, force=True)
     stage("views exported")
     if data:
-        from gpt2viz.core.trace_export import export_trace
+        from gpt2viz.core.io.trace_export import export_trace
 
         export_trace(state.history, state.model, state.sampling, tmp / "data.npz", force=True, weights=state.weights)
     win.close()

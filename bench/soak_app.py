@@ -256,7 +256,7 @@ def main() -> None:
     from PySide6.QtWidgets import QApplication
 
     from gpt2viz.app import qt_messages
-    from gpt2viz.core.locations import resolve_model
+    from gpt2viz.core.model_folder.locations import resolve_model
 
     qt_messages.install()  # the offscreen platform's size-hint chatter, once per redraw, would bury the log
 

@@ -164,8 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _open_model(spec: str | None):
-    from gpt2viz.core.locations import DEFAULT_MODEL, resolve_model, user_models_dir
-    from gpt2viz.core.runtime import Model
+    from gpt2viz.core.model_folder.locations import DEFAULT_MODEL, resolve_model, user_models_dir
+    from gpt2viz.core.engine.model import Model
 
     model = Model(resolve_model(spec))
     if spec in (None, DEFAULT_MODEL):
@@ -190,8 +190,8 @@ def cmd_tokenize(a) -> int:
 
 
 def cmd_run(a) -> int:
-    from gpt2viz.core.sampling import SamplingSettings, top_k_text
-    from gpt2viz.core.stepper import Generator
+    from gpt2viz.core.generation.sampling import SamplingSettings, top_k_text
+    from gpt2viz.core.generation.stepper import Generator
 
     if a.steps < 0:
         raise CliError(f"--steps must be ≥ 0, got {a.steps}")
@@ -233,7 +233,7 @@ def cmd_run(a) -> int:
 
 
 def cmd_export(a) -> int:
-    from gpt2viz.core.locations import user_models_dir
+    from gpt2viz.core.model_folder.locations import user_models_dir
 
     if a.upgrade:
         from gpt2viz.core.export.upgrade import upgrade_folder
@@ -256,8 +256,8 @@ def cmd_export(a) -> int:
 
 
 def cmd_models(a) -> int:
-    from gpt2viz.core.locations import find_models, search_dirs
-    from gpt2viz.core.runtime import describe_folder
+    from gpt2viz.core.model_folder.locations import find_models, search_dirs
+    from gpt2viz.core.model_folder.manifest import describe_folder
 
     rows = [d for d in (describe_folder(p) for p in find_models()) if d]
     if a.json:
@@ -329,8 +329,8 @@ COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "mod
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `gpt2viz` script; returns the exit status."""
-    from gpt2viz.core.manifest import ModelFolderError
-    from gpt2viz.core.runtime import ContextLimitError
+    from gpt2viz.core.model_folder.manifest import ModelFolderError
+    from gpt2viz.core.engine.errors import ContextLimitError
 
     a = build_parser().parse_args(argv)
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from gpt2viz.core.files import WriteError, check_writable
+from gpt2viz.core.model_folder.files import WriteError, check_writable
 from gpt2viz.widgets.snapshot import export_all_layers, export_view
 
 
@@ -20,8 +20,8 @@ def run_snapshot(a) -> list[Path]:
     import os
     import tempfile
 
-    from gpt2viz.core.locations import resolve_model
-    from gpt2viz.core.sampling import SamplingSettings
+    from gpt2viz.core.model_folder.locations import resolve_model
+    from gpt2viz.core.generation.sampling import SamplingSettings
 
     out = Path(a.out).expanduser()
     if a.all_layers:
@@ -101,7 +101,7 @@ def run_snapshot(a) -> list[Path]:
         state.select_head(a.head)
         view = _prepare(a, state, win, wait)
         if a.view == "data":
-            from gpt2viz.core.trace_export import export_trace
+            from gpt2viz.core.io.trace_export import export_trace
 
             return list(export_trace(state.history, state.model, state.sampling, out, a.force, weights=state.weights))
         if a.all_layers:
@@ -151,7 +151,7 @@ def _prepare(a, state, win, wait) -> str:
         state.run_patching(a.site, target())
         wait(lambda: not state.jobs)
     elif a.view == "causal-trace":
-        from gpt2viz.core.causal_trace import default_subject, find_subject
+        from gpt2viz.core.analysis.causal_trace import default_subject, find_subject
 
         ids = state.prompt_ids("A")
         if getattr(a, "subject", None):
@@ -177,8 +177,8 @@ def run_report(a, command: str = "") -> Path:
     import os
     import tempfile
 
-    from gpt2viz.core.locations import resolve_model
-    from gpt2viz.core.sampling import SamplingSettings
+    from gpt2viz.core.model_folder.locations import resolve_model
+    from gpt2viz.core.generation.sampling import SamplingSettings
 
     out = Path(a.out).expanduser()
     if out.suffix.lower() not in (".pdf", ".html", ".htm"):

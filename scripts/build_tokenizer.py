@@ -15,7 +15,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from gpt2viz.core.tokenizer import GPT2Tokenizer, build_gpt2_tokenizer
+from gpt2viz.core.model_folder.tokenizer import GPT2Tokenizer, build_gpt2_tokenizer
 
 SHA256 = {
     "encoder.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",

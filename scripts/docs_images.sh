@@ -13,7 +13,7 @@ g() { python -m gpt2viz "$@" >/dev/null; }
 if [ -x "$SHOT" ]; then
   (unset QT_QPA_PLATFORM; "$SHOT" docs/screenshot.png -- python -m gpt2viz --prompt "$P" --steps 3 --lang en)
   (unset QT_QPA_PLATFORM; "$SHOT" docs/zh/main.png -- python -m gpt2viz --prompt "$P" --steps 3 --lang zh)
-  for page in tokens:2 attention:5 choose:10; do  # name:page number (gpt2viz.core.journey.PAGES, from 1)
+  for page in tokens:2 attention:5 choose:10; do  # name:page number (gpt2viz.core.viewmodels.journey.PAGES, from 1)
     (unset QT_QPA_PLATFORM; "$SHOT" "docs/zh/journey-${page%%:*}.png" -- python -m gpt2viz --prompt "$P" --lang zh --journey "${page##*:}")
   done
   # ablation, compare, patching, causal trace (issue 13): a taller screen, the analyses need room

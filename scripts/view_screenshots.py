@@ -26,7 +26,7 @@ def main() -> None:
 
     from gpt2viz.app.settings import Settings
     from gpt2viz.app.state import AppState
-    from gpt2viz.core.locations import resolve_model
+    from gpt2viz.core.model_folder.locations import resolve_model
     from gpt2viz.widgets.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])

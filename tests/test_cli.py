@@ -158,7 +158,7 @@ def test_run_json_first_ms_is_the_prefills_forward_time(capsys, monkeypatch, exp
     """Line 1's ``ms`` is the prompt's forward call, each later line's the step before it (issue 11)."""
     import time
 
-    from gpt2viz.core import runtime
+    from gpt2viz.core.engine import model as runtime
 
     real = runtime.Model.run
     slow = {"prefill": 0.25, "step": 0.0}

@@ -81,7 +81,7 @@ def _run(installed, *args) -> subprocess.CompletedProcess:
 def test_the_wheel_imports_from_the_fresh_environment(installed):
     venv, env, work = installed
     r = _sh([str(venv / "bin" / "python"), "-c",
-             "import gpt2viz, json; from gpt2viz.core import locations as l; from gpt2viz.app import i18n; "
+             "import gpt2viz, json; from gpt2viz.core.model_folder import locations as l; from gpt2viz.app import i18n; "
              "print(json.dumps([gpt2viz.__file__, str(l.bundled_models_dir()), str(l.resources_dir()), "
              "str(i18n.translations_dir())]))"], cwd=work, env=env)
     pkg, models, resources, translations = map(Path, json.loads(r.stdout))

@@ -1,8 +1,8 @@
 """Words for the attribution (Path view, its figures, the report): part names and the largest source.
 
-:mod:`gpt2viz.core.path_graph` gives kinds, layers, heads, positions and token texts; this module words
+:mod:`gpt2viz.core.analysis.path_graph` gives kinds, layers, heads, positions and token texts; this module words
 them. QtCore only: every string goes through ``translate("Attribution", ...)`` with named placeholders.
-(``gpt2viz attribute`` prints :attr:`gpt2viz.core.attribution.Component.label`: the command line is English.)
+(``gpt2viz attribute`` prints :attr:`gpt2viz.core.analysis.attribution.Component.label`: the command line is English.)
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def part_label(kind: str, layer: int | None = None, head: int | None = None) -> 
 
 
 def bar_label(bar) -> str:
-    """A ranked bar's name (:class:`gpt2viz.core.path_graph.Bar`): a head's also says which token it carried most."""
+    """A ranked bar's name (:class:`gpt2viz.core.analysis.path_graph.Bar`): a head's also says which token it carried most."""
     part = part_label(bar.kind, bar.layer, bar.head)
     if bar.kind == "head" and bar.source is not None:
         return translate("Attribution", "{part} ← {token}").format(part=part, token=bar.source_text)
@@ -37,12 +37,12 @@ def bar_label(bar) -> str:
 
 
 def _what(s) -> str:
-    """The attributed token of a :class:`gpt2viz.core.path_graph.PathSummary` (``A − B`` for a difference)."""
+    """The attributed token of a :class:`gpt2viz.core.analysis.path_graph.PathSummary` (``A − B`` for a difference)."""
     return s.target_text + (f" − {s.vs_text}" if s.vs_text else "")
 
 
 def headline(s) -> str:
-    """The largest single source-token contribution of a :class:`~gpt2viz.core.path_graph.PathSummary`, as a phrase."""
+    """The largest single source-token contribution of a :class:`~gpt2viz.core.analysis.path_graph.PathSummary`, as a phrase."""
     t = s.top_source
     if t.value >= 0:
         text = translate("Attribution", "{token} (position {position}), carried by head {layer}.{head}, added "

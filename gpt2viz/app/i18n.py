@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEvent, QLibraryInfo, QLocale, QTranslator
 
-from gpt2viz.core.locations import resources_dir
+from gpt2viz.core.model_folder.locations import resources_dir
 
 LANGUAGES = {"en": "English", "zh": "中文"}  # code -> its name in itself (the menu shows both as they are)
 DEFAULT = "en"

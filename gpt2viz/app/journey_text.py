@@ -1,7 +1,7 @@
 """The journey's words: a title and a few sentences per page, in the current language, around core's numbers.
 
 ``page_title(page)`` and ``page_text(page, numbers)`` are plain functions over
-:func:`gpt2viz.core.journey.journey_page`'s numbers, so anything that has those numbers (the app's
+:func:`gpt2viz.core.viewmodels.journey.journey_page`'s numbers, so anything that has those numbers (the app's
 journey panel, the PDF report) words them the same way. Every sentence goes through
 ``translate("Journey", ...)`` with named placeholders; numbers are formatted identically in every language.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 
-from gpt2viz.core.journey import PAGES
-from gpt2viz.core.sampling import top_k_text
+from gpt2viz.core.viewmodels.journey import PAGES
+from gpt2viz.core.generation.sampling import top_k_text
 
 # lupdate finds calls spelled translate("Context", "text"): keep that spelling at every call.
 translate = QCoreApplication.translate
@@ -26,7 +26,7 @@ def _join(items) -> str:
 
 
 def page_title(page: str) -> str:
-    """The title of journey page ``page`` (a key of :data:`gpt2viz.core.journey.PAGES`), without a number.
+    """The title of journey page ``page`` (a key of :data:`gpt2viz.core.viewmodels.journey.PAGES`), without a number.
 
     Unnumbered so that whoever lists the pages numbers them once: the journey panel by the page's place
     in the journey (:func:`page_heading`), the report by its own section order.

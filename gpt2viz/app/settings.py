@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QCoreApplication, QSettings
 
-from gpt2viz.core.sampling import SamplingSettings
+from gpt2viz.core.generation.sampling import SamplingSettings
 
 
 def _is_text(v) -> bool:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 
-from gpt2viz.core.sampling import top_k_text
-from gpt2viz.core.session import Stage, StageKind
+from gpt2viz.core.generation.sampling import top_k_text
+from gpt2viz.core.session.session import Stage, StageKind
 from gpt2viz.core.viewmodels.pipeline import PipelineSummary
 
 

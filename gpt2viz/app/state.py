@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.worker import InferenceWorker, Result
-from gpt2viz.core.session import Session, Stage
+from gpt2viz.core.session.session import Session, Stage
 
 FRAME_S = 0.25  # minimum time between redraws while auto-stepping (4 a second: enough to follow, cheap to draw)
 # Steps in flight while playing at pace 0: the worker always has the next step queued, so it never
@@ -258,7 +258,7 @@ class AppState(QObject):
 
         False (and nothing runs) when B is not open or has not run; the token counts are checked by
         the view first (it shows both tokenisations) and again by the engine."""
-        from gpt2viz.core.patching import patching_table
+        from gpt2viz.core.analysis.patching import patching_table
         from gpt2viz.core.viewmodels.compare import patching_summary
 
         a, b = self.sessions["A"], self.sessions.get("B")
@@ -278,7 +278,7 @@ class AppState(QObject):
     def run_causal_trace(self, subject, target: int | None = None, noise: float = 3.0, samples: int = 10,
                          window: int = 1, seed: int = 0) -> bool:
         """ROME's causal trace of A's prompt with ``subject`` positions corrupted (channel "causal")."""
-        from gpt2viz.core.causal_trace import causal_trace
+        from gpt2viz.core.analysis.causal_trace import causal_trace
         from gpt2viz.core.viewmodels.compare import causal_summary
 
         a = self.sessions["A"]

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
 
-from gpt2viz.core.analysis import lens_at, residual_stack_at
-from gpt2viz.core import runtime
-from gpt2viz.core.runtime import Cancelled, Model
-from gpt2viz.core.stepper import Generator, History
-from gpt2viz.core.weights import Weights
+from gpt2viz.core.analysis.lens import lens_at, residual_stack_at
+from gpt2viz.core.engine import model as runtime
+from gpt2viz.core.engine.errors import Cancelled
+from gpt2viz.core.engine.model import Model
+from gpt2viz.core.generation.stepper import Generator, History
+from gpt2viz.core.engine.weights import Weights
 
 
 def _fit(interventions, n_positions: int) -> tuple:
@@ -107,7 +108,7 @@ class InferenceWorker(QObject):
     def _baseline(self, gen: Generator, session: str, h: History):
         """The current tokens run without interventions: the newest position's logits and logit lens."""
         from gpt2viz.core.hooks import block_hook
-        from gpt2viz.core.stepper import Frame
+        from gpt2viz.core.generation.stepper import Frame
 
         model, tokens = gen.model, tuple(h.tokens)
         prev = self._base.get(session)
@@ -225,7 +226,7 @@ class InferenceWorker(QObject):
             def progress(done: int, total: int) -> None:
                 self.sigProgress.emit(req, session, int(done), int(total))
 
-            from gpt2viz.core.patching import Cancelled
+            from gpt2viz.core.engine.errors import Cancelled
 
             try:
                 out = fn(progress, cancel)

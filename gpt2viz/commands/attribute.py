@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gpt2viz.core.attribution import attribute, attribution_json, needed_hooks, token_id
+from gpt2viz.core.analysis.attribution import attribute, attribution_json, needed_hooks, token_id
 
 TOP = 15
 
@@ -25,9 +25,9 @@ def add_parser(sub, add_model) -> None:
 
 def run(a, open_model) -> int:
     """Run the prompt (and ``--steps`` greedy steps), attribute, print. Bad input raises ValueError."""
-    from gpt2viz.core.sampling import SamplingSettings
-    from gpt2viz.core.stepper import Generator
-    from gpt2viz.core.weights import Weights
+    from gpt2viz.core.generation.sampling import SamplingSettings
+    from gpt2viz.core.generation.stepper import Generator
+    from gpt2viz.core.engine.weights import Weights
 
     if a.steps < 0:
         raise ValueError(f"--steps must be ≥ 0, got {a.steps}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from gpt2viz.core.interventions import InterventionError
-from gpt2viz.core.patching import format_table, patching_table, table_json
+from gpt2viz.core.analysis.patching import format_table, patching_table, table_json
 
 
 def run_patch(a, model) -> int:

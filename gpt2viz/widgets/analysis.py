@@ -318,7 +318,7 @@ class CausalPanel(_JobPanel):
 
     def subject_positions(self) -> tuple[int, ...] | None:
         """The subject: the tokens Shift+clicked in the strip, else the typed text, else the default guess."""
-        from gpt2viz.core.causal_trace import default_subject, find_subject
+        from gpt2viz.core.analysis.causal_trace import default_subject, find_subject
         from gpt2viz.core.interventions import InterventionError
 
         st = self.state

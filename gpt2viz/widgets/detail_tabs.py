@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QTabWidget
 
 from gpt2viz.app.state import AppState
-from gpt2viz.core.session import StageKind
+from gpt2viz.core.session.session import StageKind
 from gpt2viz.widgets.language import Retranslating
 from gpt2viz.widgets.view_names import STAGE_VIEW, TAB
 from gpt2viz.widgets.views.attention_view import AttentionView

@@ -1,6 +1,6 @@
 """The guided journey: one page per stage of the token's life, on the user's own prompt, as a dock.
 
-Numbers come from :func:`gpt2viz.core.journey.journey_page`, words from :mod:`gpt2viz.app.journey_text`;
+Numbers come from :func:`gpt2viz.core.viewmodels.journey.journey_page`, words from :mod:`gpt2viz.app.journey_text`;
 this panel only draws them, and on each page selects the stage and opens the view that shows them.
 """
 
@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QVB
 
 from gpt2viz.app.journey_text import page_heading, page_text
 from gpt2viz.app.state import AppState
-from gpt2viz.core.journey import PAGES, JourneyPage, journey_page
+from gpt2viz.core.viewmodels.journey import PAGES, JourneyPage, journey_page
 from gpt2viz.widgets.language import Retranslating
 
 NEXT_KEYS = ("PgDown", "Alt+Right")

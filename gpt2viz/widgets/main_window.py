@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog
 from gpt2viz.app import i18n
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
-from gpt2viz.core.locations import find_models, resources_dir, resolve_model, user_models_dir
-from gpt2viz.core.manifest import ModelFolderError
+from gpt2viz.core.model_folder.locations import find_models, resources_dir, resolve_model, user_models_dir
+from gpt2viz.core.model_folder.manifest import ModelFolderError
 from gpt2viz.widgets.controls import StepControls
 from gpt2viz.widgets.detail_tabs import DetailTabs
 from gpt2viz.widgets.fonts import has_cjk_font
@@ -305,7 +305,7 @@ class MainWindow(Retranslating, QMainWindow):
 
     def export_report(self, path: str | None = None) -> None:
         """Ask where, then write the journey report of the current text (progress dialog, cancel)."""
-        from gpt2viz.core.files import WriteError
+        from gpt2viz.core.model_folder.files import WriteError
         from gpt2viz.widgets.report import write_report
 
         if not self._ready():
@@ -452,7 +452,7 @@ class MainWindow(Retranslating, QMainWindow):
         return True
 
     def _export_failed(self, e: OSError) -> None:
-        from gpt2viz.core.files import WriteError, describe_os_error
+        from gpt2viz.core.model_folder.files import WriteError, describe_os_error
 
         reason = str(e) if isinstance(e, WriteError) else describe_os_error(e)
         self.show_error(self.tr("The export did not finish: {reason}\n\nNo partial file was left behind; "
@@ -460,7 +460,7 @@ class MainWindow(Retranslating, QMainWindow):
 
     def export_view(self, view: str | None = None) -> None:
         """Ask where, then write the focused view (PNG at 2x, or SVG). The dialog asks before overwriting."""
-        from gpt2viz.core.files import WriteError
+        from gpt2viz.core.model_folder.files import WriteError
         from gpt2viz.widgets.snapshot import default_name, export_view, facts
 
         if not self._ready():
@@ -485,7 +485,7 @@ class MainWindow(Retranslating, QMainWindow):
 
     def export_all_layers(self) -> None:
         """One image per layer of the attention or MLP view, a contact sheet and index.json, with progress."""
-        from gpt2viz.core.files import WriteError
+        from gpt2viz.core.model_folder.files import WriteError
         from gpt2viz.widgets.snapshot import export_all_layers
 
         if not self._ready():
@@ -530,8 +530,8 @@ class MainWindow(Retranslating, QMainWindow):
 
     def export_data(self) -> None:
         """Every hook of the current text as .npz, with tokens, settings and the model's hash in .json."""
-        from gpt2viz.core.files import WriteError
-        from gpt2viz.core.trace_export import export_trace
+        from gpt2viz.core.model_folder.files import WriteError
+        from gpt2viz.core.io.trace_export import export_trace
         from gpt2viz.widgets.snapshot import default_name, facts
 
         if not self._ready():

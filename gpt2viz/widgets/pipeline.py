@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPushButton, QScrollArea, QS
 
 from gpt2viz.app.stages import cell_text, explain, stage_title
 from gpt2viz.app.state import AppState
-from gpt2viz.core.session import Stage
+from gpt2viz.core.session.session import Stage
 from gpt2viz.core.viewmodels.pipeline import PipelineSummary, pipeline_summary
 from gpt2viz.widgets.language import Retranslating
 

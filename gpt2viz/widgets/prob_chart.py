@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QFormLayout, QHBoxLayout, QLabel, QSlider, QSpinB
                                QWidget)
 
 from gpt2viz.app.state import AppState
-from gpt2viz.core.sampling import top_k_text
+from gpt2viz.core.generation.sampling import top_k_text
 from gpt2viz.core.viewmodels.chart import N_BARS, ChartSummary, chart_summary
 from gpt2viz.widgets.language import Retranslating
 

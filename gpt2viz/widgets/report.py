@@ -20,9 +20,9 @@ from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocum
 from gpt2viz import __version__
 from gpt2viz.app import attribution_text as at
 from gpt2viz.app import report_text as rt
-from gpt2viz.core.files import WriteError, atomic_write, check_writable
-from gpt2viz.core.sampling import top_k_text
-from gpt2viz.core.session import CHOOSE, EMBED, LM_HEAD, TOKENS, Selection, Stage
+from gpt2viz.core.model_folder.files import WriteError, atomic_write, check_writable
+from gpt2viz.core.generation.sampling import top_k_text
+from gpt2viz.core.session.session import CHOOSE, EMBED, LM_HEAD, TOKENS, Selection, Stage
 from gpt2viz.widgets.figures import Theme, render_png
 
 IMG_W = 620  # width of a figure in the document, in its pixels (about the text width of an A4 page)
@@ -39,7 +39,7 @@ def _pct(p: float) -> str:
 
 def numbers(state) -> dict[str, dict]:
     """The live numbers of every section, formatted (tokens quoted), plus which layer each figure shows."""
-    from gpt2viz.core.path_graph import DEFAULT_THRESHOLD
+    from gpt2viz.core.analysis.path_graph import DEFAULT_THRESHOLD
     from gpt2viz.core.viewmodels.embeddings import embedding_summary
     from gpt2viz.core.viewmodels.lens import lens_target
     from gpt2viz.core.viewmodels.mlp import ACTIVE, mlp_summary

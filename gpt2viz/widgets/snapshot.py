@@ -14,10 +14,10 @@ from PySide6.QtCore import QBuffer, QCoreApplication, QEvent, QIODevice
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
-from gpt2viz.core.files import StagedFiles, WriteError, atomic_write, check_writable
+from gpt2viz.core.model_folder.files import StagedFiles, WriteError, atomic_write, check_writable
 from gpt2viz.core.interventions import describe
 
-from gpt2viz.core.session import Stage
+from gpt2viz.core.session.session import Stage
 from gpt2viz.widgets.view_names import PER_LAYER, TAB, VIEWS  # noqa: F401 - VIEWS is this module's API too
 
 

@@ -1,6 +1,6 @@
 """The one table of view names: what the command line, the export menu and the tabs call each view."""
 
-from gpt2viz.core.session import StageKind
+from gpt2viz.core.session.session import StageKind
 
 VIEWS = ("pipeline", "chart", "tokens", "embeddings", "attention", "head", "mlp", "lens", "residual", "path",
          "attribution")

@@ -23,11 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from facts import FACTS, capital_prompt  # noqa: E402
 from facts_zh import FACTS_ZH, capital_prompt_zh  # noqa: E402
 
-from gpt2viz.core.analysis import analogy, lens_at  # noqa: E402
-from gpt2viz.core.runtime import Model  # noqa: E402
-from gpt2viz.core.sampling import SamplingSettings, transform  # noqa: E402
-from gpt2viz.core.stepper import Generator  # noqa: E402
-from gpt2viz.core.weights import Weights  # noqa: E402
+from gpt2viz.core.analysis.lens import analogy, lens_at  # noqa: E402
+from gpt2viz.core.engine.model import Model  # noqa: E402
+from gpt2viz.core.generation.sampling import SamplingSettings, transform  # noqa: E402
+from gpt2viz.core.generation.stepper import Generator  # noqa: E402
+from gpt2viz.core.engine.weights import Weights  # noqa: E402
 
 GREEDY = SamplingSettings(temperature=0)
 OPEN_PROMPTS = ["My favourite city is", "I would love to visit", "Last summer we travelled to"]

@@ -66,7 +66,7 @@ def sampled_softmax_loss(model: GPT2LMHeadModel, batch: torch.Tensor, negatives:
 
 def train(out: Path, steps: int, seed: int, lr: float, threads: int = 2, save_every: int = 0) -> None:
     """Train from scratch and save a transformers checkpoint (safetensors) plus tokenizer.json."""
-    from gpt2viz.core.tokenizer import GPT2Tokenizer
+    from gpt2viz.core.model_folder.tokenizer import GPT2Tokenizer
 
     torch.set_num_threads(threads)
     torch.manual_seed(seed)

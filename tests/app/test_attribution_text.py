@@ -8,11 +8,11 @@ import pytest
 
 from gpt2viz.app import attribution_text as at
 from gpt2viz.app import i18n
-from gpt2viz.core.path_graph import Bar, build_path_summary
-from gpt2viz.core.runtime import Model
-from gpt2viz.core.sampling import SamplingSettings
-from gpt2viz.core.stepper import Generator
-from gpt2viz.core.weights import Weights
+from gpt2viz.core.analysis.path_graph import Bar, build_path_summary
+from gpt2viz.core.engine.model import Model
+from gpt2viz.core.generation.sampling import SamplingSettings
+from gpt2viz.core.generation.stepper import Generator
+from gpt2viz.core.engine.weights import Weights
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtCore import QByteArray
 
 from gpt2viz.app.settings import Settings
-from gpt2viz.core.sampling import SamplingSettings
+from gpt2viz.core.generation.sampling import SamplingSettings
 
 GARBAGE = bytes(range(256)) * 3 + b"\x00\xff\xfe[sampling\ntemperature=\x89PNG"
 

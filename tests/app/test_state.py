@@ -7,7 +7,7 @@ import pytest
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
-from gpt2viz.core.session import Stage
+from gpt2viz.core.session.session import Stage
 from gpt2viz.core.viewmodels.attention import attention_summary
 from gpt2viz.core.viewmodels.chart import chart_summary
 from gpt2viz.core.viewmodels.embeddings import embedding_summary
@@ -166,7 +166,7 @@ def test_a_prompt_typed_while_a_model_loads_runs_on_that_model(qtbot, state, exp
 def test_the_ghost_under_interventions_is_the_run_without_them_after_steps_and_back(qtbot, state):
     """The baseline (chart ghost, dashed lens) follows the tokens: after steps (cached on the worker) and
     after Back it equals a fresh run of the same tokens without interventions."""
-    from gpt2viz.core.analysis import lens_at
+    from gpt2viz.core.analysis.lens import lens_at
     from gpt2viz.core.interventions import HeadAblation
 
     state.run_prompt("The capital of France is")
@@ -180,7 +180,7 @@ def test_the_ghost_under_interventions_is_the_run_without_them_after_steps_and_b
         trace, _ = state.model.run(tokens)
         logits, lens = s.baseline
         np.testing.assert_allclose(logits, trace.last_logits, rtol=0, atol=1e-4 * np.abs(trace.last_logits).max())
-        from gpt2viz.core.stepper import Frame, History
+        from gpt2viz.core.generation.stepper import Frame, History
 
         clean = History((Frame(tuple(tokens), trace, 0.0),), len(tokens))
         want = lens_at(clean, state.weights, state.model.config.n_layer, len(tokens) - 1)
@@ -202,7 +202,8 @@ def test_playing_at_full_speed_runs_ahead_and_stops_at_the_context(qtbot, state)
     PLAY_AHEAD, and never past the context: play stops by itself at 32 tokens without an error.
     While playing, each step brings its lens-grid column (the tops the lens graph makes)."""
     from gpt2viz.app.state import PLAY_AHEAD
-    from gpt2viz.core.analysis import lens_at, lens_top
+    from gpt2viz.core.analysis.lens import lens_at
+    from gpt2viz.core.numeric import lens_top
 
     errors, in_flight = [], []
     state.sigError.connect(errors.append)

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import torch
 
-from gpt2viz.core.analysis import lens_at, residual_stack_at, token_rank_and_prob
-from gpt2viz.core.runtime import Model
-from gpt2viz.core.weights import Weights
+from gpt2viz.core.analysis.lens import lens_at, residual_stack_at, token_rank_and_prob
+from gpt2viz.core.engine.model import Model
+from gpt2viz.core.engine.weights import Weights
 
 
 def test_lens_last_layer_equals_model_logits(exported):
@@ -42,7 +42,7 @@ def test_residual_stack_and_ranks(tiny_model_dir):
 
 def test_token_probabilities_are_the_lens_probabilities():
     """The few-entries form of the lens softmax agrees with the [N, V] float64 one (float32 logits of GPT-2's size)."""
-    from gpt2viz.core.analysis import lens_probabilities, lens_top, token_probabilities
+    from gpt2viz.core.numeric import lens_probabilities, lens_top, token_probabilities
 
     x = (np.random.default_rng(3).normal(size=(5, 50257)) * 4).astype(np.float32)
     full = lens_probabilities(x)
@@ -54,8 +54,8 @@ def test_token_probabilities_are_the_lens_probabilities():
 
 
 def _history(model, ids, steps=2):
-    from gpt2viz.core.sampling import SamplingSettings
-    from gpt2viz.core.stepper import Generator
+    from gpt2viz.core.generation.sampling import SamplingSettings
+    from gpt2viz.core.generation.stepper import Generator
 
     g = Generator(model)
     g.start(ids)
@@ -65,7 +65,7 @@ def _history(model, ids, steps=2):
 
 
 def test_mlp_neuron_projection_is_w_out_times_unembedding(exported, torch_models):
-    from gpt2viz.core.analysis import project_to_vocab, top_neurons
+    from gpt2viz.core.analysis.lens import project_to_vocab, top_neurons
 
     model = Model(exported["l3h4e32"])
     w = Weights(model.folder / "model.onnx")
@@ -85,7 +85,8 @@ def test_mlp_neuron_projection_is_w_out_times_unembedding(exported, torch_models
 
 
 def test_attention_matrix_residual_profile_and_lens_top(exported):
-    from gpt2viz.core.analysis import attention_matrices, lens_top, pattern_entropy, residual_profile
+    from gpt2viz.core.analysis.lens import attention_matrices, pattern_entropy, residual_profile
+    from gpt2viz.core.numeric import lens_top
 
     model = Model(exported["l2h2e16"])
     h = _history(model, [464, 3139, 286, 4881, 318])
@@ -113,7 +114,7 @@ def test_attention_matrix_residual_profile_and_lens_top(exported):
 
 
 def test_nearest_tokens_and_analogy(tiny_model_dir):
-    from gpt2viz.core.analysis import analogy, nearest_tokens
+    from gpt2viz.core.analysis.lens import analogy, nearest_tokens
 
     w = Weights(tiny_model_dir / "model.onnx")
     W = w.W_U.astype(np.float64)
@@ -130,7 +131,7 @@ def test_nearest_tokens_and_analogy(tiny_model_dir):
 
 def test_lens_at_every_depth_is_transformers_ln_f_and_lm_head(exported, torch_models):
     """Every row of the lens (onnxruntime on the graph's ln_f + lm_head) against transformers' own modules."""
-    from gpt2viz.core.analysis import lens_top
+    from gpt2viz.core.numeric import lens_top
 
     model = Model(exported["l3h4e32"])
     h = _history(model, [464, 3139, 286, 4881, 318], steps=2)
@@ -162,7 +163,7 @@ def test_lens_at_every_depth_is_transformers_ln_f_and_lm_head(exported, torch_mo
 
 
 def test_lens_top_is_the_float64_softmax(exported):
-    from gpt2viz.core.analysis import lens_probabilities, lens_top
+    from gpt2viz.core.numeric import lens_probabilities, lens_top
 
     lens = np.random.default_rng(3).normal(scale=4, size=(5, 50257)).astype(np.float32)
     top, prob = lens_top(lens)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpt2viz.core.causal_trace import (CausalTrace, causal_trace, cell_interventions, default_subject, find_subject,
+from gpt2viz.core.analysis.causal_trace import (CausalTrace, causal_trace, cell_interventions, default_subject, find_subject,
                                        noise_draws, embedding_std, window_layers)
 from gpt2viz.core.interventions import InterventionError
-from gpt2viz.core.patching import Cancelled
-from gpt2viz.core.runtime import Model
-from gpt2viz.core.weights import Weights
+from gpt2viz.core.engine.errors import Cancelled
+from gpt2viz.core.engine.model import Model
+from gpt2viz.core.engine.weights import Weights
 
 PROMPT = [464, 3139, 286, 4881, 318]  # "The capital of France is"
 

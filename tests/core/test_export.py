@@ -16,7 +16,7 @@ import pytest
 from gpt2viz.core.export import exporter
 from gpt2viz.core.export.reference import reference_hooks
 from gpt2viz.core.hooks import hook_names, hook_shapes
-from gpt2viz.core.manifest import MANIFEST
+from gpt2viz.core.model_folder.manifest import MANIFEST
 
 pytestmark = pytest.mark.slow
 TOL = 1e-4
@@ -132,7 +132,7 @@ def test_tokenizer_from_vocab_and_merges(checkpoints, tmp_path):
     """A checkpoint with vocab.json + merges.txt (no tokenizer.json) exports the same tokenizer."""
     from tokenizers import Tokenizer
 
-    from gpt2viz.core.tokenizer import GPT2Tokenizer
+    from gpt2viz.core.model_folder.tokenizer import GPT2Tokenizer
 
     ck = tmp_path / "vm"
     shutil.copytree(checkpoints["l1h1e8"], ck)
@@ -146,7 +146,7 @@ def test_tokenizer_from_vocab_and_merges(checkpoints, tmp_path):
 
 def test_weights_past_the_protobuf_limit_go_to_an_external_data_file(checkpoints, tmp_path, monkeypatch):
     """gpt2-large/xl pass 2 GB; the same code path, forced here on a tiny model by lowering the limit."""
-    from gpt2viz.core.runtime import Model
+    from gpt2viz.core.engine.model import Model
 
     monkeypatch.setattr(exporter, "TWO_GB", 1 << 20)
     out = exporter.export_model(str(checkpoints["l1h1e8"]), tmp_path / "ext", progress=lambda m: None)

@@ -1,6 +1,6 @@
 import pytest
 
-from gpt2viz.core.files import WriteError, atomic_write
+from gpt2viz.core.model_folder.files import WriteError, atomic_write
 
 
 def test_atomic_write_replaces_only_with_force(tmp_path):

@@ -11,7 +11,7 @@ from gpt2viz.core.export.reference import reference_hooks
 from gpt2viz.core.interventions import (HeadAblation, InterventionError, NeuronAblation, Patch, Steer,
                                         SublayerAblation, feeds,
                                         mean_activations, parse_pair)
-from gpt2viz.core.runtime import Model
+from gpt2viz.core.engine.model import Model
 
 pytestmark = pytest.mark.slow
 TOL = 1e-4

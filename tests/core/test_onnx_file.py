@@ -10,12 +10,12 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, numpy_helper
 
-import gpt2viz.core.onnx_file as onnx_file
+import gpt2viz.core.graph.onnx_file as onnx_file
 from gpt2viz.core.interventions import HeadAblation
-from gpt2viz.core.manifest import ModelFolderError
-from gpt2viz.core.onnx_file import OnnxFileError, WeightFiles, read_skeleton
-from gpt2viz.core.runtime import Model
-from gpt2viz.core.weights import Weights
+from gpt2viz.core.model_folder.manifest import ModelFolderError
+from gpt2viz.core.graph.onnx_file import OnnxFileError, WeightFiles, read_skeleton
+from gpt2viz.core.engine.model import Model
+from gpt2viz.core.engine.weights import Weights
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def test_weights_are_the_files_parameters(exported, stub_everything):
 def test_parameters_kept_are_bounded(exported, stub_everything, monkeypatch):
     """Analyses read a few blocks' matrices at a time: the newest are kept up to KEEP_BYTES, bigger
     ones (the 154 MB embedding of GPT-2 small) are read on each use, equal every time."""
-    import gpt2viz.core.onnx_file as onnx_file
+    import gpt2viz.core.graph.onnx_file as onnx_file
 
     w = Weights.of(Model(exported["l3h4e32"]))
     one = w.W_out(0).nbytes

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from gpt2viz.core.interventions import InterventionError, Patch
-from gpt2viz.core.patching import Cancelled, patching_table
-from gpt2viz.core.runtime import Model
+from gpt2viz.core.engine.errors import Cancelled
+from gpt2viz.core.analysis.patching import patching_table
+from gpt2viz.core.engine.model import Model
 
 CLEAN = [464, 3139, 286, 4881, 318]
 CORRUPT = [464, 3139, 286, 4486, 318]

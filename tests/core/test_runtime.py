@@ -4,8 +4,9 @@ import shutil
 import numpy as np
 import pytest
 
-from gpt2viz.core.manifest import ModelFolderError
-from gpt2viz.core.runtime import ContextLimitError, Model
+from gpt2viz.core.model_folder.manifest import ModelFolderError
+from gpt2viz.core.engine.errors import ContextLimitError
+from gpt2viz.core.engine.model import Model
 
 
 @pytest.fixture(scope="module")

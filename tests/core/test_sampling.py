@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from gpt2viz.core.sampling import SamplingSettings, choose, softmax, transform
+from gpt2viz.core.generation.sampling import SamplingSettings, choose, transform
+from gpt2viz.core.numeric import softmax
 
 logits_st = arrays(np.float32, st.integers(2, 60), elements=st.floats(-30, 30, width=32))
 settings_st = st.builds(SamplingSettings, temperature=st.floats(0.05, 5), top_k=st.integers(0, 70),
@@ -81,7 +82,7 @@ def test_nan_logits_rejected():
 
 
 def test_top_k_text_is_the_one_rule_for_off():
-    from gpt2viz.core.sampling import top_k_text
+    from gpt2viz.core.generation.sampling import top_k_text
 
     assert top_k_text(0) == "off" and top_k_text(0, "关闭") == "关闭"
     assert top_k_text(40) == top_k_text(np.int64(40)) == "40"

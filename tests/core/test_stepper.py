@@ -2,9 +2,10 @@ import numpy as np
 import pytest
 import torch
 
-from gpt2viz.core.runtime import ContextLimitError, Model
-from gpt2viz.core.sampling import SamplingSettings
-from gpt2viz.core.stepper import Generator
+from gpt2viz.core.engine.errors import ContextLimitError
+from gpt2viz.core.engine.model import Model
+from gpt2viz.core.generation.sampling import SamplingSettings
+from gpt2viz.core.generation.stepper import Generator
 
 PROMPT = [464, 3139, 286, 4881, 318]
 

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpt2viz.core.tokenizer import GPT2Tokenizer
+from gpt2viz.core.model_folder.tokenizer import GPT2Tokenizer
 from tests.conftest import TOKENIZER_JSON
 
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from gpt2viz.core.runtime import Model
-from gpt2viz.core.sampling import SamplingSettings
-from gpt2viz.core.session import CHOOSE, Session, Stage, stages
-from gpt2viz.core.stepper import Generator
+from gpt2viz.core.engine.model import Model
+from gpt2viz.core.generation.sampling import SamplingSettings
+from gpt2viz.core.session.session import CHOOSE, Session, Stage, stages
+from gpt2viz.core.generation.stepper import Generator
 from gpt2viz.core.viewmodels.attention import attention_summary
 from gpt2viz.core.viewmodels.chart import chart_summary
 from gpt2viz.core.viewmodels.embeddings import embedding_summary
@@ -18,14 +18,14 @@ from gpt2viz.core.viewmodels.mlp import mlp_summary
 from gpt2viz.core.viewmodels.pipeline import pipeline_summary
 from gpt2viz.core.viewmodels.residual import residual_summary
 from gpt2viz.core.viewmodels.tokens import tokens_summary
-from gpt2viz.core.weights import Weights
+from gpt2viz.core.engine.weights import Weights
 
 PROMPT = [464, 3139, 286, 4881, 318]  # "The capital of France is"
 
 
 def make_session(folder, prompt=PROMPT, steps=1, name="A", sampling=SamplingSettings(temperature=0)) -> Session:
     """A session filled the way the worker fills it: Generator history + the newest lens."""
-    from gpt2viz.core.analysis import lens_at
+    from gpt2viz.core.analysis.lens import lens_at
 
     model = Model(folder)
     weights = Weights(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5))
@@ -194,7 +194,8 @@ def test_embedding_residual_and_tokens_summaries(sess, hf):
 
 def test_lens_grid_columns_are_one_onnxruntime_call(exported, monkeypatch):
     """A redraw that finds several new positions computes their lens together, once (issue 9, item 5)."""
-    from gpt2viz.core.analysis import lens_at, lens_top
+    from gpt2viz.core.analysis.lens import lens_at
+    from gpt2viz.core.numeric import lens_top
 
     s = make_session(exported["l3h4e32"], steps=6)
     calls = []

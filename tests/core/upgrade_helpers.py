@@ -6,8 +6,8 @@ import json
 
 import onnx
 
-from gpt2viz.core.export.surgery import strip_interventions
-from gpt2viz.core.manifest import sha256_file
+from gpt2viz.core.graph.surgery import strip_interventions
+from gpt2viz.core.model_folder.manifest import sha256_file
 
 
 def downgrade(folder) -> None:

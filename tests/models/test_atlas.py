@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gpt2viz.cli import main as cli_main
-from gpt2viz.core.locations import DEFAULT_MODEL, bundled_models_dir, resolve_model
-from gpt2viz.core.runtime import Model
+from gpt2viz.core.model_folder.locations import DEFAULT_MODEL, bundled_models_dir, resolve_model
+from gpt2viz.core.engine.model import Model
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts" / "atlas"))
@@ -113,7 +113,7 @@ def test_atlas_takes_interventions_france_moves_to_is_in_the_middle_blocks(atlas
     import numpy as np
 
     from gpt2viz.core.interventions import HeadAblation
-    from gpt2viz.core.patching import patching_table
+    from gpt2viz.core.analysis.patching import patching_table
 
     ids = atlas.tokenizer.encode("The capital of France is")
     paris = atlas.tokenizer.encode(" Paris")[0]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpt2viz.core.causal_trace import causal_trace
+from gpt2viz.core.analysis.causal_trace import causal_trace
 from gpt2viz.core.interventions import Patch
-from gpt2viz.core.patching import patching_table
+from gpt2viz.core.analysis.patching import patching_table
 
 
 def wait_idle(qtbot, st, timeout=30000):
@@ -178,7 +178,7 @@ def test_compare_paired_bars_are_each_sessions_numbers(qtbot, win):
     assert win.compare.lens_diff is None and "same number of tokens" in win.compare.diff_note.text()
     st.reset()
     wait_idle(qtbot, st)
-    from gpt2viz.core.analysis import lens_probabilities
+    from gpt2viz.core.numeric import lens_probabilities
 
     pos = len(st.history.tokens) - 1
     la, lb = lens_probabilities(st.session("A").lens(pos)), lens_probabilities(st.session("B").lens(pos))
@@ -190,7 +190,7 @@ def _until_cancelled(progress, cancel):
     """A long job: reports progress until its cancel flag rises (then says so)."""
     import time
 
-    from gpt2viz.core.patching import Cancelled
+    from gpt2viz.core.engine.errors import Cancelled
 
     for i in range(100000):
         if cancel():

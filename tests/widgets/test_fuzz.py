@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox, QFileDi
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
-from gpt2viz.core.locations import resolve_model
+from gpt2viz.core.model_folder.locations import resolve_model
 from gpt2viz.core.viewmodels.chart import N_BARS, chart_summary
 from gpt2viz.widgets.main_window import MainWindow
 

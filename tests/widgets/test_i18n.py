@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from gpt2viz.app import i18n
 from gpt2viz.cli import main as cli_main
-from gpt2viz.core.journey import PAGES, journey_page
+from gpt2viz.core.viewmodels.journey import PAGES, journey_page
 from gpt2viz.widgets.fonts import has_cjk_font
 from gpt2viz.widgets.view_names import TAB
 

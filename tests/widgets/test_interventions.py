@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import QPoint
 
 from gpt2viz.core.interventions import HeadAblation, NeuronAblation, SublayerAblation
-from gpt2viz.core.sampling import pick
-from gpt2viz.core.stepper import Generator
+from gpt2viz.core.generation.sampling import pick
+from gpt2viz.core.generation.stepper import Generator
 
 
 def wait_idle(qtbot, state, timeout=20000):
@@ -66,7 +66,7 @@ def test_ablating_a_head_from_the_menu_gives_the_engines_numbers_and_removing_re
     # the data export and the figures' captions name it
     import json
 
-    from gpt2viz.core.trace_export import export_trace
+    from gpt2viz.core.io.trace_export import export_trace
     from gpt2viz.widgets.snapshot import facts, full_caption
 
     _, js = export_trace(st.history, st.model, st.sampling, tmp_path / "d.npz")

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from gpt2viz.cli import main as cli_main
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
-from gpt2viz.core.session import TOKENS, Stage
+from gpt2viz.core.session.session import TOKENS, Stage
 from gpt2viz.widgets.main_window import MainWindow
 
 

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from gpt2viz.core.attribution import attribute
-from gpt2viz.core.trace_export import export_trace
+from gpt2viz.core.analysis.attribution import attribute
+from gpt2viz.core.io.trace_export import export_trace
 
 
 @pytest.fixture

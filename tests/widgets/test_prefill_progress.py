@@ -9,8 +9,8 @@ import pytest
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
-from gpt2viz.core import runtime
-from gpt2viz.core.locations import resolve_model
+from gpt2viz.core.engine import model as runtime
+from gpt2viz.core.model_folder.locations import resolve_model
 
 CHUNK = 32
 SLOW_S = 0.12  # per chunk: the 8 chunks of the long prompt take ~1 s, so there is time to cancel

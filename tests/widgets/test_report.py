@@ -14,7 +14,7 @@ from PySide6.QtGui import QImage
 
 from gpt2viz.app import report_text as rt
 from gpt2viz.cli import main as cli_main
-from gpt2viz.core.runtime import Model
+from gpt2viz.core.engine.model import Model
 
 needs_poppler = pytest.mark.skipif(shutil.which("pdftotext") is None or shutil.which("pdftoppm") is None,
                                    reason="poppler-utils (pdftotext, pdftoppm) not installed")
@@ -132,7 +132,7 @@ def test_reproducibility_settings_line_is_translated(exported, tmp_path):
 def test_report_and_figures_write_top_k_the_same_way(stepped_window):
     # top-k 0 was "none" in the report's sampling section, "0" in its Settings row and "off" in the figures
     from gpt2viz.app.stages import explain
-    from gpt2viz.core.session import CHOOSE, Selection
+    from gpt2viz.core.session.session import CHOOSE, Selection
     from gpt2viz.core.viewmodels.pipeline import pipeline_summary
     from gpt2viz.widgets.report import build_document
     from gpt2viz.widgets.snapshot import figure_of

@@ -6,7 +6,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
-from gpt2viz.core.sampling import SamplingSettings
+from gpt2viz.core.generation.sampling import SamplingSettings
 from gpt2viz.widgets.main_window import DEFAULT_PROMPT, MainWindow
 from tests.app.test_settings import GARBAGE, _read_only
 

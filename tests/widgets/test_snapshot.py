@@ -9,13 +9,13 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from gpt2viz.core.session import CHOOSE
+from gpt2viz.core.session.session import CHOOSE
 from PySide6.QtGui import QImage
 
 from gpt2viz.cli import main as cli_main
-from gpt2viz.core.files import WriteError
-from gpt2viz.core.runtime import Model
-from gpt2viz.core.trace_export import export_trace
+from gpt2viz.core.model_folder.files import WriteError
+from gpt2viz.core.engine.model import Model
+from gpt2viz.core.io.trace_export import export_trace
 from gpt2viz.widgets.figures.base import WIDTH, lut
 from gpt2viz.widgets.snapshot import VIEWS, export_all_layers, export_view
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from gpt2viz.core.locations import resolve_model
+from gpt2viz.core.model_folder.locations import resolve_model
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "soak_app.py"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpt2viz.core.runtime import Model
-from gpt2viz.core.session import Stage
+from gpt2viz.core.engine.model import Model
+from gpt2viz.core.session.session import Stage
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_tokens_and_residual_views(win):
 
 def test_pipeline_stage_opens_its_tab(win):
     st, tabs = win.state, win.detail
-    from gpt2viz.core.session import EMBED, LM_HEAD, LN_FINAL, TOKENS
+    from gpt2viz.core.session.session import EMBED, LM_HEAD, LN_FINAL, TOKENS
 
     for stage, name in ((TOKENS, "Tokens"), (EMBED, "Embeddings"), (Stage.block(0), "Attention"),
                         (LM_HEAD, "Logit lens"), (LN_FINAL, "Residual")):

@@ -11,15 +11,32 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.metadata as md
+import json
 import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import onnx
 
-from gpt2viz.core.manifest import (DATA_FILE, FORMAT, FORMAT_VERSION, MANIFEST, MODEL_FILE, TOKENIZER_FILE,
-                                   sha256_file)
+from gpt2viz.core.engine.model import Model
+from gpt2viz.core.graph.surgery import (
+    GraphStructureError,
+    add_interventions,
+    expose_hooks,
+)
+from gpt2viz.core.hooks import hook_shapes
+from gpt2viz.core.model_folder.manifest import (
+    DATA_FILE,
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST,
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    sha256_file,
+)
+from gpt2viz.core.model_folder.tokenizer import GPT2Tokenizer, build_gpt2_tokenizer
 
 # Prompt of the export-time check; any tokenizer of a GPT-2 fine-tune encodes it.
 VALIDATION_PROMPT = "The capital of France is"
@@ -69,7 +86,7 @@ def resolve_source(source: str, progress: Progress = print) -> Path:
 
 def load_checkpoint(folder: Path):
     """Load a transformers GPT-2 with eager attention from safetensors (never a pickle)."""
-    import transformers
+    import transformers  # the [export] extra, imported only when a checkpoint is loaded
 
     if not (folder / "config.json").is_file():
         raise ExportError(f"{folder} has no config.json: not a transformers checkpoint")
@@ -87,8 +104,6 @@ def load_checkpoint(folder: Path):
 
 def load_tokenizer_json(folder: Path, out: Path) -> None:
     """Write the checkpoint's tokenizer as tokenizer.json (from vocab.json + merges.txt if needed)."""
-    from gpt2viz.core.tokenizer import build_gpt2_tokenizer
-
     if (folder / "tokenizer.json").is_file():
         shutil.copyfile(folder / "tokenizer.json", out)
     elif (folder / "vocab.json").is_file() and (folder / "merges.txt").is_file():
@@ -116,8 +131,8 @@ def validate(folder: Path, torch_model, token_ids: list[int]) -> dict:
     Returns the manifest's validation record; raises ExportError when a hook is off by more than
     TOLERANCE relative to its scale.
     """
+    # the oracle imports torch (the [export] extra): only an export or an upgrade loads it
     from gpt2viz.core.export.reference import reference_hooks
-    from gpt2viz.core.runtime import Model
 
     model = Model(folder, verify=False)
     trace, cache = model.run(token_ids, keep_all_logits=True)
@@ -150,12 +165,9 @@ def export_model(source: str, out: Path, *, name: str | None = None, force: bool
 
     Raises ExportError with a one-line reason; leaves ``out`` untouched unless everything passed.
     """
-    import onnx
+    # the [export] extra: torch and optimum are imported only when a model is exported
     import torch
     from optimum.exporters.onnx import onnx_export_from_model
-
-    from gpt2viz.core.export.surgery import GraphStructureError, add_interventions, expose_hooks
-    from gpt2viz.core.tokenizer import GPT2Tokenizer
 
     out = Path(out).expanduser().resolve()
     if out.exists() and any(out.iterdir()) and not force:
@@ -201,7 +213,6 @@ def export_model(source: str, out: Path, *, name: str | None = None, force: bool
         config = {"n_layer": cfg.n_layer, "n_head": cfg.n_head, "n_embd": cfg.n_embd,
                   "n_positions": cfg.n_positions, "vocab_size": cfg.vocab_size, "d_mlp": d_mlp,
                   "layer_norm_epsilon": cfg.layer_norm_epsilon, "activation_function": cfg.activation_function}
-        from gpt2viz.core.hooks import hook_shapes
 
         manifest = {
             "format": FORMAT, "format_version": FORMAT_VERSION,
@@ -212,7 +223,6 @@ def export_model(source: str, out: Path, *, name: str | None = None, force: bool
             "files": {f.name: sha256_file(f) for f in sorted(final.iterdir()) if f.name in (MODEL_FILE, DATA_FILE)},
             "exporter": _versions(),
         }
-        import json
 
         (final / MANIFEST).write_text(json.dumps(manifest, indent=1))
         progress(f"validate: every hook against transformers, prefill of {len(ids)} tokens and one cached step")

@@ -11,6 +11,14 @@ import numpy as np
 import torch
 
 from gpt2viz.core.hooks import block_hook
+from gpt2viz.core.interventions import (
+    SITES,
+    HeadAblation,
+    NeuronAblation,
+    Patch,
+    Steer,
+    SublayerAblation,
+)
 
 
 def _heads(x: torch.Tensor, n_head: int) -> torch.Tensor:
@@ -22,8 +30,6 @@ def _heads(x: torch.Tensor, n_head: int) -> torch.Tensor:
 def _intervene(x: torch.Tensor, ivs, kind: str, past_len: int, means) -> torch.Tensor:
     """Apply the interventions of one hook to a torch activation, written from their definitions
     (independently of the ONNX feeds, so the oracle checks those too). ``kind``: the hook."""
-    from gpt2viz.core.interventions import HeadAblation, NeuronAblation, Patch, SITES, Steer, SublayerAblation
-
     x = x.clone()
     P = x.shape[1]
 

@@ -14,15 +14,26 @@ import os
 from pathlib import Path
 
 import numpy as np
+import onnx
+import onnxruntime as ort
 
-from gpt2viz.core.manifest import DATA_FILE, FORMAT_VERSION, MANIFEST, MODEL_FILE, ModelFolderError, read_manifest, sha256_file
+from gpt2viz.core.graph.surgery import GraphStructureError, add_interventions
+from gpt2viz.core.hooks import hook_names
+from gpt2viz.core.model_folder.manifest import (
+    DATA_FILE,
+    FORMAT_VERSION,
+    MANIFEST,
+    MODEL_FILE,
+    ModelFolderError,
+    config_of,
+    read_manifest,
+    sha256_file,
+)
 
 NO_OP_TOLERANCE = 1e-6  # max |upgraded - old| per hook, absolute; measured: exactly 0
 
 
 def _run_all(path: Path, feed: dict, names: list[str]) -> dict[str, np.ndarray]:
-    import onnxruntime as ort
-
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
     sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
@@ -49,12 +60,6 @@ def upgrade_folder(folder: str | Path, progress=print) -> dict:
     ModelFolderError
         When the folder is not a model folder, is already current, or the upgraded graph differs.
     """
-    import onnx
-
-    from gpt2viz.core.export.surgery import GraphStructureError, add_interventions
-    from gpt2viz.core.hooks import hook_names, intervention_inputs
-    from gpt2viz.core.manifest import config_of
-
     folder = Path(folder).resolve()
     m = read_manifest(folder)
     if m["format_version"] == FORMAT_VERSION:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.analysis import attention_matrices, pattern_entropy
-from gpt2viz.core.session import Selection, Session
+from gpt2viz.core.analysis.lens import attention_matrices, pattern_entropy
+from gpt2viz.core.session.session import Selection, Session
 
 MAX_SIDE = 128  # positions drawn per head: the newest 128 (the view says so when the text is longer)
 

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.session import Session
+from gpt2viz.core.analysis.lens import attention_matrices
+from gpt2viz.core.numeric import lens_probabilities
+from gpt2viz.core.session.session import Session
+from gpt2viz.core.viewmodels.lens import lens_grid
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ class PatchingSummary:
 
 
 def patching_summary(table, clean_ids, corrupt_ids) -> PatchingSummary:
-    """What the patching view draws of a :class:`~gpt2viz.core.patching.PatchingTable`."""
+    """What the patching view draws of a :class:`~gpt2viz.core.analysis.patching.PatchingTable`."""
     m = np.asarray(table.metric, dtype=float)
     if not np.isfinite(m).any():
         # p_clean == p_corrupt (e.g. B = A): there is nothing to restore, so the effect is the change itself
@@ -137,7 +140,7 @@ class CausalSummary:
 
 
 def causal_summary(trace, ids) -> CausalSummary:
-    """What the causal-trace view draws of a :class:`~gpt2viz.core.causal_trace.CausalTrace`."""
+    """What the causal-trace view draws of a :class:`~gpt2viz.core.analysis.causal_trace.CausalTrace`."""
     heats = []
     for kind, m in trace.prob.items():
         v = np.asarray(m).T  # [positions, layers]
@@ -153,8 +156,6 @@ def causal_summary(trace, ids) -> CausalSummary:
 def attention_difference(a: Session, b: Session, layer: int, head: int) -> HeatmapSummary | None:
     """B's attention pattern minus A's for one head ([query, key], future NaN); None unless both ran and
     their texts have the same number of tokens (the cells must mean the same positions)."""
-    from gpt2viz.core.analysis import attention_matrices
-
     if a.history is None or b is None or b.history is None or len(a.history.tokens) != len(b.history.tokens):
         return None
     ma, _ = attention_matrices(a.history, layer, "pattern", 10**9)
@@ -169,9 +170,6 @@ def attention_difference(a: Session, b: Session, layer: int, head: int) -> Heatm
 def lens_difference(a: Session, b: Session) -> HeatmapSummary | None:
     """How much of A's top token B's run gives at every depth and position: p_B(top_A) − p_A(top_A),
     [depth, position] (row 0 = embeddings); None unless both texts have the same number of tokens."""
-    from gpt2viz.core.analysis import lens_probabilities
-    from gpt2viz.core.viewmodels.lens import lens_grid
-
     if a.history is None or b is None or b.history is None or len(a.history.tokens) != len(b.history.tokens):
         return None
     ga = lens_grid(a)

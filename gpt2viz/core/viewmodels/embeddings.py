@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.analysis import analogy, nearest_tokens
-from gpt2viz.core.session import Selection, Session
+from gpt2viz.core.analysis.lens import analogy, nearest_tokens
+from gpt2viz.core.session.session import Selection, Session
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.analysis import token_rank_and_prob
-from gpt2viz.core.session import LENS_WINDOW, Selection, Session
+from gpt2viz.core.analysis.lens import token_rank_and_prob
+from gpt2viz.core.session.session import LENS_WINDOW, Selection, Session
 
 MAX_POSITIONS = LENS_WINDOW  # each column is a [layers + 1, V] product: the newest 16 keep this view instant
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.analysis import project_to_vocab, top_neurons
-from gpt2viz.core.session import Selection, Session
+from gpt2viz.core.analysis.lens import project_to_vocab, top_neurons
+from gpt2viz.core.session.session import Selection, Session
 
 ACTIVE = 0.1  # an activation above this counts as "firing" in the caption
 

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.analysis import focused_head, lens_probabilities
-from gpt2viz.core.sampling import SamplingSettings, entropy
-from gpt2viz.core.session import Selection, Session
+from gpt2viz.core.analysis.lens import focused_head, token_rank_and_prob
+from gpt2viz.core.generation.sampling import SamplingSettings
+from gpt2viz.core.numeric import entropy, lens_probabilities
+from gpt2viz.core.session.session import Selection, Session
 
 
 @dataclass(frozen=True)
@@ -111,8 +112,6 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
     delta_rows = None
     target = None
     if session.baseline is not None and pos == n - 1:
-        from gpt2viz.core.analysis import token_rank_and_prob
-
         base_lens = np.asarray(session.baseline[1])
         target = int(np.argmax(base_lens[-1]))
         ranks, p_with = token_rank_and_prob(lens, target)

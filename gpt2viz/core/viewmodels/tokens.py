@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpt2viz.core.session import Session
+from gpt2viz.core.session.session import Session
 
 
 @dataclass(frozen=True)

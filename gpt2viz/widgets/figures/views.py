@@ -17,8 +17,8 @@ from PySide6.QtCore import QCoreApplication, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
 from gpt2viz.app import attribution_text as at
-from gpt2viz.core.sampling import top_k_text
-from gpt2viz.core.session import Selection, Session
+from gpt2viz.core.generation.sampling import top_k_text
+from gpt2viz.core.session.session import Selection, Session
 from gpt2viz.widgets.figures.base import (BODY_PX, SMALL_PX, Axes, Figure, Scale, Theme, colorbar_width,
                                           draw_colorbar, draw_heatmap, draw_text, fit, font, legend, text_height,
                                           text_width)
@@ -584,7 +584,7 @@ def residual_figure(ctx: Ctx) -> Figure:
 
 # ---- path and attribution ------------------------------------------------------------------------
 def _path(ctx: Ctx):
-    from gpt2viz.core.path_graph import DEFAULT_THRESHOLD
+    from gpt2viz.core.analysis.path_graph import DEFAULT_THRESHOLD
     from gpt2viz.core.viewmodels.path import path_summary
 
     o = ctx.options
@@ -685,6 +685,6 @@ def attribution_figure(ctx: Ctx) -> Figure:
 
 def with_layer(sel: Selection, layer: int) -> Selection:
     """``sel`` in another block (the stage follows, as selecting the block in the app does)."""
-    from gpt2viz.core.session import Stage
+    from gpt2viz.core.session.session import Stage
 
     return replace(sel, layer=layer, stage=Stage.block(layer))

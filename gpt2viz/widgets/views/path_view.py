@@ -1,6 +1,6 @@
 """The path: a contribution graph over layers × positions and ranked bars of what pushed the next token.
 
-Everything drawn comes from :func:`gpt2viz.core.path_graph.build_path_summary`; this module only draws it
+Everything drawn comes from :func:`gpt2viz.core.analysis.path_graph.build_path_summary`; this module only draws it
 and turns clicks into selections.
 """
 
@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QSli
 
 from gpt2viz.app import attribution_text as at
 from gpt2viz.app.state import AppState
-from gpt2viz.core.path_graph import DEFAULT_THRESHOLD, PathSummary
+from gpt2viz.core.analysis.path_graph import DEFAULT_THRESHOLD, PathSummary
 from gpt2viz.core.viewmodels.path import path_summary
 from gpt2viz.widgets.views.common import LazyView, note, themed_plot
 

@@ -12,7 +12,7 @@ So the graph each session runs is built in memory from the file's (the file and 
 unchanged) with three boolean inputs, which every call feeds (:func:`gate_feeds` says what for):
 
 - ``KEEP_HOOKS``: each block's hooks that a long prefill leaves to on-demand
-  computation (:data:`gpt2viz.core.ondemand.ONDEMAND_HOOKS`) come out of one ``If`` per block; fed
+  computation (:data:`gpt2viz.core.engine.ondemand.ONDEMAND_HOOKS`) come out of one ``If`` per block; fed
   false, that ``If`` returns empty tensors and the copies are never made. The residual stream, the
   embeddings and the final LayerNorm stay plain outputs. Either way the block computes exactly what
   it computed before: the tensors are the same nodes' outputs, only their copies are skipped.
@@ -33,6 +33,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from gpt2viz.core.graph.cuts import ONDEMAND_HOOKS
+from gpt2viz.core.graph.surgery import add_last_logits
 from gpt2viz.core.hooks import LAST_LOGITS, block_hook
 
 KEEP_HOOKS = "gpt2viz.keep_hooks"
@@ -44,8 +46,6 @@ _END = np.iinfo(np.int64).max
 @functools.lru_cache(maxsize=8)
 def gated_hooks(n_layer: int) -> frozenset[str]:
     """Hooks that come out of a block's ``If``: computed only in calls fed ``KEEP_HOOKS`` true."""
-    from gpt2viz.core.ondemand import ONDEMAND_HOOKS
-
     return frozenset(block_hook(L, h) for L in range(n_layer) for h in ONDEMAND_HOOKS)
 
 
@@ -80,8 +80,6 @@ def gate(model: onnx.ModelProto, n_layer: int) -> None:
     exported before ``last_logits`` existed gets it here. Fed all three true, the graph returns what it
     returned before, bit for bit.
     """
-    from gpt2viz.core.export.surgery import add_last_logits
-
     g = model.graph
     if KEEP_HOOKS in {i.name for i in g.input}:
         raise ValueError("the graph is gated already")

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from gpt2viz.core.sampling import Distribution, SamplingSettings, pick
-from gpt2viz.core.stepper import History, context_full
-
+from gpt2viz.core.analysis.lens import residual_stack_at
+from gpt2viz.core.generation.sampling import Distribution, SamplingSettings, pick
+from gpt2viz.core.generation.stepper import History, context_full
+from gpt2viz.core.numeric import lens_probabilities
 
 # The newest positions the lens grid shows; their lens columns are computed together (Session._fill_lens).
 LENS_WINDOW = 16
@@ -104,8 +105,8 @@ class Session:
 
     name: str
     sampling: SamplingSettings = field(default_factory=SamplingSettings)
-    model: object = None  # gpt2viz.core.runtime.Model
-    weights: object = None  # gpt2viz.core.weights.Weights
+    model: object = None  # gpt2viz.core.engine.model.Model
+    weights: object = None  # gpt2viz.core.engine.weights.Weights
     prompt: str = ""
     interventions: tuple = ()
     subject: tuple = ()  # positions the causal trace corrupts (chosen in the token strip)
@@ -229,7 +230,6 @@ class Session:
         """The model's own next-token probabilities without the interventions (None when none are in force)."""
         if self.baseline is None:
             return None
-        from gpt2viz.core.analysis import lens_probabilities
 
         return lens_probabilities(np.asarray(self.baseline[0])[None])[0]
 
@@ -280,8 +280,6 @@ class Session:
         positions: whichever view asks first (pipeline, lens grid, target path) computes them all at once,
         so the grid's columns never cost one call each; their logits stay inside onnxruntime.
         """
-        from gpt2viz.core.analysis import residual_stack_at
-
         if full:
             lens, tops = self.weights.lens_with_tops(residual_stack_at(self.history, self.n_layer, position))
             key = self._lens_key(position)

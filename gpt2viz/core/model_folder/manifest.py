@@ -161,3 +161,14 @@ def verify_files(folder: Path, manifest: dict) -> None:
         if got != want:
             raise ModelFolderError(f"{f} is damaged or was changed: sha256 {got[:12]}… "
                                    f"but the manifest says {want[:12]}…; {redo_hint(folder)}")
+
+
+def describe_folder(folder: Path) -> dict | None:
+    """Manifest facts of a model folder without loading it, or None when it is not one."""
+    try:
+        m = read_manifest(folder)
+    except ModelFolderError:
+        return None
+    return {"name": m.get("name") or folder.name, "folder": str(folder), "n_params": m.get("n_params"),
+            "source": m.get("source"), "config": m.get("config"),
+            "size_bytes": sum(f.stat().st_size for f in folder.iterdir() if f.is_file())}

@@ -20,14 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.hooks import LAST_LOGITS, block_hook, scale_input, shift_input
 from gpt2viz.core.interventions import SITES, InterventionError
 
 TABLE_SITES = ("resid_pre", "attn_out", "mlp_out", "head")
-
-
-class Cancelled(Exception):
-    """The caller's cancel flag was raised while the table was being computed."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +90,7 @@ def patching_table(model, clean_ids, corrupt_ids, target: int, site: str, *,
 
     Parameters
     ----------
-    model : gpt2viz.core.runtime.Model
+    model : gpt2viz.core.engine.model.Model
         A model folder of format 2 (with intervention inputs).
     clean_ids, corrupt_ids : sequence of int
         Two prompts of the same number of tokens.

@@ -24,7 +24,7 @@ class Trace(Mapping):
         Hook name -> read-only array without the batch dimension.
     last_logits : np.ndarray
         [V] logits at the last position (kept even when ``logits`` for all positions is dropped).
-    ondemand : gpt2viz.core.ondemand.OnDemand, optional
+    ondemand : gpt2viz.core.engine.ondemand.OnDemand, optional
         Hooks a long prefill did not keep (scores, patterns, MLP activations), computed exactly from
         the stored ones when read, a few kept. ``trace[name]``, ``in``, iteration and ``len`` count
         them as present; ``hooks`` holds only the stored ones.

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2viz.core.files import StagedFiles
+from gpt2viz.core.analysis.attribution import attribute, attribution_json
+from gpt2viz.core.engine.weights import Weights
 from gpt2viz.core.hooks import hook_shapes
+from gpt2viz.core.interventions import describe as _describe
+from gpt2viz.core.model_folder.files import StagedFiles
 
 
 def full_context_hooks(history) -> dict[str, np.ndarray]:
@@ -44,8 +47,6 @@ def full_context_hooks(history) -> dict[str, np.ndarray]:
 
 
 def describe(iv) -> dict:
-    from gpt2viz.core.interventions import describe as _describe
-
     return _describe(iv)
 
 
@@ -86,9 +87,6 @@ def export_trace(history, model, settings, npz_path: Path, force: bool = False,
 
 def _attribution(history, model, arrays: dict, weights=None) -> dict | None:
     """Direct logit attribution of the model's top-1 next token: arrays into ``arrays``, the summary returned."""
-    from gpt2viz.core.attribution import attribute, attribution_json
-    from gpt2viz.core.weights import Weights
-
     cfg = model.config
     try:
         w = weights or Weights.of(model)

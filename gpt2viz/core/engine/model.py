@@ -4,26 +4,46 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 
-from gpt2viz.core.hooks import hook_names, hook_shapes
-from gpt2viz.core.manifest import (MODEL_FILE, TOKENIZER_FILE, ModelConfig, ModelFolderError, config_of,
-                                   read_manifest, redo_hint, verify_files)
-from gpt2viz.core.tokenizer import GPT2Tokenizer
-from gpt2viz.core.trace import Trace
-
-
-class ContextLimitError(ValueError):
-    """The text would not fit in the model's context (n_positions)."""
-
-
-class Cancelled(RuntimeError):
-    """A long run was cancelled between two chunks (its ``cancel`` callback returned True)."""
-
+from gpt2viz.core.engine.errors import Cancelled, ContextLimitError
+from gpt2viz.core.engine.kv_cache import KVCache
+from gpt2viz.core.engine.memory import release_memory, trim_heap
+from gpt2viz.core.engine import ondemand as on_demand
+from gpt2viz.core.engine.trace import Trace
+from gpt2viz.core.graph.attention_rewrites import rewrite_attention
+from gpt2viz.core.graph.cuts import ONDEMAND_HOOKS, cut_graphs, family
+from gpt2viz.core.graph.gating import gate, gate_feeds, skipped_outputs
+from gpt2viz.core.graph.onnx_file import (
+    quiet_options,
+    read_skeleton,
+    session_options_for,
+)
+from gpt2viz.core.graph.surgery import strip_interventions
+from gpt2viz.core.hooks import (
+    block_hook,
+    concrete_shape,
+    hook_names,
+    hook_shapes,
+    intervention_inputs,
+    scale_input,
+    shift_input,
+)
+from gpt2viz.core.interventions import InterventionError, feeds, validate
+from gpt2viz.core.model_folder.manifest import (
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    ModelConfig,
+    ModelFolderError,
+    config_of,
+    read_manifest,
+    redo_hint,
+    verify_files,
+)
+from gpt2viz.core.model_folder.tokenizer import GPT2Tokenizer
 
 # A long prefill runs in chunks of this many positions, each after the cache of the ones before: a
 # single onnxruntime call cannot be interrupted, and it holds every graph output it computes (the hooks
@@ -34,7 +54,7 @@ CHUNK = 128
 # ...and fewer when a chunk's outputs would take more than this: onnxruntime holds every graph output of a
 # call until it ends. A call that keeps every hook makes 2 MB per position at 1000 tokens on GPT-2 small
 # (so 80-position chunks at the end), 5 MB on gpt2-medium (32); a long prefill's chunks keep only the
-# residual stream and make no other hook (gpt2viz.core.gating), so they run 128 positions.
+# residual stream and make no other hook (gpt2viz.core.graph.gating), so they run 128 positions.
 CALL_BYTES = 160 << 20
 # A call of at least this many positions hands back its peak when it ends: what it keeps is written into
 # arrays of its own (Model._call), the arena is shrunk (Model._release_arena) and the C heap trimmed (glibc
@@ -42,28 +62,6 @@ CALL_BYTES = 160 << 20
 # 1.34x (measured side by side), so it stays for short calls and steps.
 TRIM_FROM = 64
 ONDEMAND_SESSIONS = 3  # on-demand sub-graph sessions kept open (see Model.ondemand_session)
-
-
-@dataclass(frozen=True)
-class KVCache:
-    """Keys and values of every layer for the positions seen so far: [1, H, T, D] each."""
-
-    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
-
-    @property
-    def length(self) -> int:
-        """Number of cached positions."""
-        return int(self.layers[0][0].shape[2]) if self.layers else 0
-
-    def nbytes(self) -> int:
-        """Memory the cache holds."""
-        return sum(k.nbytes + v.nbytes for k, v in self.layers)
-
-    def truncated(self, length: int) -> "KVCache":
-        """The cache as it was after ``length`` positions (keys of earlier positions never change)."""
-        if not 0 <= length <= self.length:
-            raise ValueError(f"cannot truncate a cache of {self.length} positions to {length}")
-        return KVCache(tuple((k[:, :, :length], v[:, :, :length]) for k, v in self.layers))
 
 
 class Model:
@@ -95,7 +93,6 @@ class Model:
         if self.tokenizer.vocab_size > self.config.vocab_size:
             raise ModelFolderError(f"{self.folder / TOKENIZER_FILE} has {self.tokenizer.vocab_size} tokens but the "
                                    f"model only {self.config.vocab_size}: it belongs to another model; {hint}")
-        from gpt2viz.core.onnx_file import quiet_options
 
         self._opts = opts = quiet_options(threads)
         path = self.folder / MODEL_FILE
@@ -128,10 +125,6 @@ class Model:
         self.supports_interventions = bool(self._iv_inputs)
 
     def _open_sessions(self, path: Path):
-        from gpt2viz.core.hooks import intervention_inputs
-        from gpt2viz.core.ondemand import cut_graphs
-        from gpt2viz.core.onnx_file import read_skeleton, session_options_for
-
         # One scan of the file: the graph without its weights (the skeleton) and where each weight lies.
         # Every session below is a graph made from the skeleton and reads its weights from the file
         # itself, so no copy of them is ever held in Python (a parsed 500 MB graph, then its serialized
@@ -144,9 +137,9 @@ class Model:
         self._ondemand_sessions: OrderedDict = OrderedDict()
         # Cut before stripping, so MLP sub-graphs keep the hook_post intervention inputs.
         self._cuts = cut_graphs(skeleton, self.config.n_layer)
-        # Both graphs run gated (gpt2viz.core.gating): a call skips the hooks and the LM head rows it
+        # Both graphs run gated (gpt2viz.core.graph.gating): a call skips the hooks and the LM head rows it
         # does not return; and their attention is rewritten to the same floats in fewer passes
-        # (gpt2viz.core.attention_rewrites). The skeleton itself stays as the file has it (lens and
+        # (gpt2viz.core.graph.attention_rewrites). The skeleton itself stays as the file has it (lens and
         # sub-graphs read it).
         self._iv_blob = self._runtime_graph(skeleton, strip=False)
         names = {i.name for i in skeleton.graph.input}
@@ -161,10 +154,6 @@ class Model:
     def _runtime_graph(self, skeleton, *, strip: bool) -> bytes:
         """The serialized graph a session runs: the skeleton with its attention rewritten and gated, with the
         intervention nodes stripped when ``strip``."""
-        from gpt2viz.core.attention_rewrites import rewrite_attention
-        from gpt2viz.core.export.surgery import strip_interventions
-        from gpt2viz.core.gating import gate
-
         graph = type(skeleton)()
         graph.CopyFrom(skeleton)
         if strip:
@@ -216,7 +205,6 @@ class Model:
     def _ondemand_opts(self) -> ort.SessionOptions:
         # No memory arena: a sub-graph runs rarely, on [H, P, P] tensors (~50 MB each at 1000 tokens on
         # GPT-2 small); an arena per layer would keep its peak for good (measured: 24 sessions, +6 GB).
-        from gpt2viz.core.onnx_file import quiet_options, session_options_for
 
         opts = quiet_options(self._opts.intra_op_num_threads)
         opts.enable_cpu_mem_arena = False
@@ -225,10 +213,7 @@ class Model:
 
     def ondemand_hooks(self, positions: int, past_length: int) -> frozenset[str]:
         """Hooks a call of ``positions`` after ``past_length`` cached ones leaves to on-demand sub-graphs."""
-        from gpt2viz.core.hooks import block_hook
-        from gpt2viz.core.ondemand import ONDEMAND_FROM, ONDEMAND_HOOKS, family
-
-        if past_length or positions < ONDEMAND_FROM:
+        if past_length or positions < on_demand.ONDEMAND_FROM:  # read at call time: tests lower it
             return frozenset()
         return frozenset(block_hook(L, h) for L in range(self.config.n_layer) for h in ONDEMAND_HOOKS
                          if (L, family(h)) in self._cuts)
@@ -257,7 +242,7 @@ class Model:
             Which hooks to return; default all. With the default, a prefill of ``ONDEMAND_FROM`` or more
             positions keeps only the residual stream before and after each block (and the embeddings and
             final LayerNorm); its trace computes the other hooks exactly when read
-            (``gpt2viz.core.ondemand``). Hooks named explicitly are always run.
+            (``gpt2viz.core.engine.ondemand``). Hooks named explicitly are always run.
             ``logits`` (or only ``last_logits``) is always computed.
         keep_all_logits : bool
             Keep logits of every position; by default only the last position's (``trace.last_logits``).
@@ -365,9 +350,7 @@ class Model:
         del turns  # the block the last chunk did not write goes now
         od = None
         if ondemand:
-            from gpt2viz.core.ondemand import OnDemand
-
-            od = OnDemand(self, self.config.n_layer, len(ids), cache, interventions, means)
+            od = on_demand.OnDemand(self, self.config.n_layer, len(ids), cache, interventions, means)
             od.names = ondemand
         if release:
             # What the call keeps was written into arrays of our own (see _call), so the arena holds only
@@ -406,8 +389,6 @@ class Model:
 
     def _same_residuals(self, interventions, start: int, length: int, means) -> dict[str, str]:
         """``blocks.L.hook_resid_post`` -> ``blocks.{L+1}.hook_resid_pre`` wherever both show the same tensor."""
-        from gpt2viz.core.hooks import block_hook, scale_input, shift_input
-
         moved = set(self.intervention_feeds(interventions, start, length, means)) if interventions else set()
         return {block_hook(L, "hook_resid_post"): block_hook(L + 1, "hook_resid_pre")
                 for L in range(self.config.n_layer - 1)
@@ -416,9 +397,6 @@ class Model:
     def _positions_within(self, budget: int, keys: int, most: int, wanted) -> int:
         """How many positions a call returning ``wanted`` and attending to ``keys`` keys can run with every
         output it makes under ``budget`` bytes (at least 16, at most ``most``)."""
-        from gpt2viz.core.gating import skipped_outputs
-        from gpt2viz.core.hooks import concrete_shape
-
         dims, L = self.config.dims, self.config.n_layer
         skipped = skipped_outputs(wanted, L)
         per = sum(int(np.prod(concrete_shape(letters, dims, 1, keys))) * 4
@@ -428,8 +406,6 @@ class Model:
     def _blocks(self, names, positions: int, keys: int) -> dict[str, np.ndarray]:
         """Arrays for the positional hooks ``names`` of a run of ``positions`` positions, carved from one block
         (one allocation, freed at once)."""
-        from gpt2viz.core.hooks import concrete_shape
-
         shapes = hook_shapes(self.config.n_layer)
         dims = [concrete_shape(shapes[n], self.config.dims, positions, keys) for n in names]
         if any(d[0] != 1 or shapes[n].split()[1] != "P" for n, d in zip(names, dims)):
@@ -469,7 +445,6 @@ class Model:
             pres = values[len(wanted):]
             cache = KVCache(tuple((pres[2 * L], pres[2 * L + 1]) for L in range(n_layer)))
             return dict(zip(wanted, values[: len(wanted)])), cache
-        from gpt2viz.core.hooks import concrete_shape
 
         c, shapes = self.config, hook_shapes(n_layer)
         binding = session.io_binding()
@@ -495,16 +470,12 @@ class Model:
         return {name: out[name] for name in wanted}, cache
 
     def gate_feeds(self, wanted) -> dict[str, np.ndarray]:
-        """What a call returning the outputs ``wanted`` feeds the gated graph (``gpt2viz.core.gating``): the
+        """What a call returning the outputs ``wanted`` feeds the gated graph (``gpt2viz.core.graph.gating``): the
         hooks and all-position logits it does not return are not computed."""
-        from gpt2viz.core.gating import gate_feeds
-
         return gate_feeds(wanted, self.config.n_layer)
 
     def intervention_feeds(self, interventions, start: int, length: int, means=None) -> dict:
         """Checked graph inputs for ``interventions`` over positions ``start .. start+length-1``."""
-        from gpt2viz.core.interventions import InterventionError, feeds, validate
-
         if not self.supports_interventions:
             raise InterventionError(f"{self.folder} was exported before gpt2viz supported interventions: "
                                     f"upgrade it with `gpt2viz export {self.folder} --upgrade` or export it again")
@@ -516,32 +487,4 @@ def _identity(path: Path) -> tuple[int, int, int]:
     st = path.stat()
     return st.st_ino, st.st_size, st.st_mtime_ns
 
-
-def release_memory() -> None:
-    """Collect garbage, then give freed heap memory back to the system (see :func:`trim_heap`)."""
-    import gc
-
-    gc.collect()
-    trim_heap()
-
-
-def trim_heap() -> None:
-    """Give freed heap memory back to the system (glibc keeps it otherwise; a no-op elsewhere)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
-def describe_folder(folder: Path) -> dict | None:
-    """Manifest facts of a model folder without loading it, or None when it is not one."""
-    try:
-        m = read_manifest(folder)
-    except ModelFolderError:
-        return None
-    return {"name": m.get("name") or folder.name, "folder": str(folder), "n_params": m.get("n_params"),
-            "source": m.get("source"), "config": m.get("config"),
-            "size_bytes": sum(f.stat().st_size for f in folder.iterdir() if f.is_file())}
 

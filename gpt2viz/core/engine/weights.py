@@ -11,7 +11,17 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+import onnxruntime as ort
 from onnx import numpy_helper
+
+from gpt2viz.core.graph.cuts import lens_graph
+from gpt2viz.core.graph.onnx_file import (
+    WeightFiles,
+    quiet_options,
+    read_skeleton,
+    session_options_for,
+)
+from gpt2viz.core.numeric import lens_top
 
 
 class Weights:
@@ -37,14 +47,12 @@ class Weights:
 
     @classmethod
     def of(cls, model) -> "Weights":
-        """The parameters of an opened :class:`~gpt2viz.core.runtime.Model` (its scan of the file shared)."""
+        """The parameters of an opened :class:`~gpt2viz.core.engine.model.Model` (its scan of the file shared)."""
         return cls(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5),
                    layout=model.layout)
 
     @cached_property
     def _table(self) -> dict[str, object]:
-        from gpt2viz.core.onnx_file import WeightFiles, read_skeleton
-
         skeleton, stored = self._layout or read_skeleton(self.model_file)
         self._files = WeightFiles(self.model_file.parent, stored)
         # Small initializers are in the skeleton itself; large ones are named here and mapped when read.
@@ -58,11 +66,6 @@ class Weights:
         return table
 
     def _open_lens(self, m):
-        import onnxruntime as ort
-
-        from gpt2viz.core.ondemand import lens_graph
-        from gpt2viz.core.onnx_file import quiet_options, session_options_for
-
         try:
             blob = lens_graph(m)
         except (KeyError, ValueError):  # a graph whose head is not LayerNorm -> MatMul: numpy does it
@@ -136,7 +139,7 @@ class Weights:
     def lens(self, resid: np.ndarray) -> np.ndarray:
         """Logits [..., V] the model would give residual vectors [..., E]: its final LayerNorm and LM head.
 
-        Run by onnxruntime on the graph's own nodes (:func:`gpt2viz.core.ondemand.lens_graph`), all rows in
+        Run by onnxruntime on the graph's own nodes (:func:`gpt2viz.core.engine.ondemand.lens_graph`), all rows in
         one call; float32 like the model's logits.
         """
         x = np.asarray(resid, dtype=np.float32)
@@ -152,8 +155,6 @@ class Weights:
 
         Made inside the lens graph, so the [N, V] logits stay in onnxruntime (a lens grid's columns).
         """
-        from gpt2viz.core.analysis import lens_top
-
         x = np.asarray(resid, dtype=np.float32)
         self._table  # noqa: B018 - opens the lens session with the parameters
         if self._lens_session is None:
@@ -163,8 +164,6 @@ class Weights:
 
     def lens_with_tops(self, resid: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
         """``lens(resid)`` for residual vectors [N, E] and its :meth:`lens_tops`, from one onnxruntime call."""
-        from gpt2viz.core.analysis import lens_top
-
         x = np.asarray(resid, dtype=np.float32)
         self._table  # noqa: B018 - opens the lens session with the parameters
         if self._lens_session is None:

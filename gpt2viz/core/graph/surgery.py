@@ -14,8 +14,16 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from gpt2viz.core.hooks import (BLOCK_HOOKS, EMBED_HOOKS, FINAL_HOOKS, INTERVENTION_HOOKS, LAST_LOGITS, block_hook,
-                                scale_input, shift_input)
+from gpt2viz.core.hooks import (
+    BLOCK_HOOKS,
+    EMBED_HOOKS,
+    FINAL_HOOKS,
+    INTERVENTION_HOOKS,
+    LAST_LOGITS,
+    block_hook,
+    scale_input,
+    shift_input,
+)
 
 DIM_NAMES = {"B": "batch_size", "P": "sequence_length", "K": "past_sequence_length + sequence_length"}
 

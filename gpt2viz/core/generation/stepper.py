@@ -8,9 +8,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpt2viz.core.runtime import ContextLimitError, KVCache, Model
-from gpt2viz.core.sampling import Distribution, SamplingSettings, pick
-from gpt2viz.core.trace import Trace
+from gpt2viz.core.engine.errors import ContextLimitError
+from gpt2viz.core.engine.kv_cache import KVCache
+from gpt2viz.core.engine.model import Model
+from gpt2viz.core.engine.trace import Trace
+from gpt2viz.core.generation.sampling import Distribution, SamplingSettings, pick
+from gpt2viz.core.hooks import hook_shapes, resolve
+from gpt2viz.core.interventions import (
+    mean_activations,
+    needs_means,
+    needs_sublayer_means,
+    validate,
+)
 
 
 def context_full(n_tokens: int, n_positions: int) -> bool:
@@ -115,7 +124,6 @@ class Generator:
         if len(ids) > limit:
             raise ContextLimitError(f"the prompt is {len(ids)} tokens; {self.model.name} reads at most {limit}. "
                                     "Shorten it.")
-        from gpt2viz.core.interventions import mean_activations
 
         # Mean ablation uses the head's mean over the prompt's positions in a run without
         # interventions; it stays fixed while generating, so cached steps stay consistent.
@@ -133,7 +141,6 @@ class Generator:
         not as before) under the new interventions: the text stays, its numbers change. Back and
         Reset then walk the new frames. Returns the new current frame (None before any prompt)."""
         interventions = tuple(interventions)
-        from gpt2viz.core.interventions import validate
 
         validate(interventions, self.model.config.dims, self.model.config.n_positions)
         if interventions == self.interventions:
@@ -215,8 +222,6 @@ class Generator:
 
 def _check(model: Model, interventions) -> None:
     """Fail early (before any run) when the model cannot take these interventions or they are out of range."""
-    from gpt2viz.core.interventions import needs_means, needs_sublayer_means
-
     means = {k: np.zeros(model.config.d_head, np.float32) for k in needs_means(interventions)}
     means.update({k: np.zeros(model.config.n_embd, np.float32) for k in needs_sublayer_means(interventions)})
     model.intervention_feeds(interventions, 0, 1, means)
@@ -228,8 +233,6 @@ def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.
     The prompt's positions live in the first frame's trace, each generated one in its own frame;
     this hides that split. Attention hooks ([H, K]) keep only the keys the query can see (0..position). ``name`` is a full hook name or a ``("pattern", layer)`` key.
     """
-    from gpt2viz.core.hooks import resolve
-
     full = resolve(name)
     # Every frame after the first computed exactly one position: index it directly, not by search.
     first = frames[0].trace
@@ -248,8 +251,6 @@ def hook_at(frames: list[Frame] | tuple[Frame, ...], name, position: int) -> np.
 def hook_rows(frames, name, first: int, stop: int) -> list[np.ndarray]:
     """Positions ``first .. stop-1`` of a hook as :func:`hook_at` gives them. Those a long prefill left to
     on-demand computation come from one run of the layer's sub-graph, not one run per position."""
-    from gpt2viz.core.hooks import resolve
-
     full, t = resolve(name), frames[0].trace
     rows = []
     if t.ondemand is not None and full not in t.hooks and full in t.ondemand.names and first < t.positions:
@@ -270,7 +271,6 @@ def _row(a: np.ndarray, full: str, position: int, start: int) -> np.ndarray:
 def _letters_of(full: str) -> tuple[str, ...]:
     # Building the shape table costs more than the slice it describes: views call hook_at thousands of
     # times a second while playing, so each name's axis letters are looked up once.
-    from gpt2viz.core.hooks import hook_shapes
 
     layer = int(full.split(".")[1]) if full.startswith("blocks.") else 0
     return tuple(hook_shapes(layer + 1)[full].split())

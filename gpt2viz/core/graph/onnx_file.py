@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 from onnx import TensorProto, helper
 
 # Initializers of at least this many bytes are left in the file; smaller ones (scalars, shapes, the
@@ -252,8 +253,6 @@ def quiet_options(threads: int | None = None):
     One 128-position chunk grew the arena to 127 MB by default and to 31 MB in this order (its verbose log).
     A 1000-token prefill of a GPT-2-small-sized model went from 116,000 page faults to 14,000 and from 1.24
     to 0.98 s (side by side, the same floats)."""
-    import onnxruntime as ort
-
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
     opts.execution_order = ort.ExecutionOrder.PRIORITY_BASED
@@ -266,8 +265,6 @@ def quiet_options(threads: int | None = None):
 
 def session_options_for(folder: str | Path, opts=None):
     """onnxruntime session options that let a skeleton loaded from bytes read its weights in ``folder``."""
-    import onnxruntime as ort
-
     opts = opts or ort.SessionOptions()
     opts.add_session_config_entry("session.model_external_initializers_file_folder_path", str(folder))
     return opts

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpt2viz.core.sampling import entropy
-from gpt2viz.core.weights import Weights
+from gpt2viz.core.engine.weights import Weights
+from gpt2viz.core.numeric import entropy, token_probabilities
 
 
 def token_rank_and_prob(logits: np.ndarray, token: int) -> tuple[np.ndarray, np.ndarray]:
@@ -119,39 +119,3 @@ def residual_profile(history, n_layer: int, position: int) -> dict[str, np.ndarr
     }
 
 
-def lens_probabilities(lens: np.ndarray) -> np.ndarray:
-    """Softmax of each row of [N, V] lens logits, in float64: the one definition of a lens probability."""
-    x = np.asarray(lens, dtype=np.float64)
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
-
-def _softmax_denominators(lens: np.ndarray, pivot: np.ndarray) -> np.ndarray:
-    """sum(e^(x - pivot)) per row of [N, V] logits: exponentials in float32 (or float64 input), summed in float64."""
-    lens = np.asarray(lens)
-    if lens.dtype != np.float32:
-        lens = lens.astype(np.float64)
-    e = lens - pivot[:, None]
-    np.exp(e, out=e)
-    return e.sum(1, dtype=np.float64)
-
-
-def lens_top(lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of [N, V] logits: the top token and its probability (as :func:`lens_probabilities`).
-
-    p(top) = e^0 / sum(e^(x - max)): exponentials in float32, summed in float64 (within 1e-7 of the
-    float64 softmax; 6x faster, and a lens grid needs it for 13 x 50,257 logits per new column).
-    """
-    lens = np.asarray(lens)
-    top = lens.argmax(1)
-    return top, 1.0 / _softmax_denominators(lens, lens[np.arange(len(lens)), top])
-
-
-def token_probabilities(lens: np.ndarray, tokens: np.ndarray) -> np.ndarray:
-    """Per row of [N, V] logits: the probability of that row's token in ``tokens`` [N] (as :func:`lens_probabilities`,
-    without making the [N, V] float64 matrix: a lens target's path reads one entry per depth)."""
-    lens = np.asarray(lens)
-    rows = np.arange(len(lens))
-    top = lens.max(1)
-    gap = np.asarray(lens[rows, tokens], dtype=np.float64) - top
-    return np.exp(gap) / _softmax_denominators(lens, top)

@@ -9,12 +9,12 @@ import os
 import sys
 from pathlib import Path
 
-from gpt2viz.core.manifest import ModelFolderError, read_manifest
+from gpt2viz.core.model_folder.manifest import ModelFolderError, read_manifest
 
 DEFAULT_MODEL = "atlas"
 ENV_MODELS = "GPT2VIZ_MODELS"  # extra folders to search, separated like PATH
 
-_PACKAGE = Path(__file__).resolve().parents[1]
+_PACKAGE = Path(__file__).resolve().parents[2]  # gpt2viz/, from gpt2viz/core/model_folder/
 
 
 def _first_existing(*candidates: Path) -> Path:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpt2viz.core.numeric import entropy, softmax
+
 
 def top_k_text(top_k: int, off: str = "off") -> str:
     """How every text writes a top-k setting: its number, or ``off`` when it is 0 (no cut).
@@ -57,24 +59,6 @@ class SamplingSettings:
     @property
     def greedy(self) -> bool:
         return self.temperature == 0
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Numerically stable softmax in float64; -inf entries get probability 0."""
-    x = np.asarray(logits, dtype=np.float64)
-    m = np.max(x)
-    e = np.exp(x - m)
-    return e / e.sum()
-
-
-def entropy(p: np.ndarray) -> np.ndarray:
-    """Entropy in nats of probability vectors [..., N]; zero entries contribute nothing.
-
-    The one definition the chart, the attention view and the stage explanation share.
-    """
-    p = np.asarray(p, dtype=np.float64)
-    logp = np.log(np.where(p > 0, p, 1.0))
-    return -(p * logp).sum(-1)
 
 
 @dataclass(frozen=True)

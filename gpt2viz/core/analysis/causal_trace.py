@@ -28,9 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpt2viz.core.analysis.patching import _feed, _softmax_at
+from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.hooks import LAST_LOGITS, block_hook, scale_input, shift_input
 from gpt2viz.core.interventions import SITES, InterventionError, Patch, Steer
-from gpt2viz.core.patching import Cancelled, _feed, _softmax_at
 
 KINDS = ("hidden", "mlp", "attn")
 SITE_OF = {"hidden": "resid_pre", "mlp": "mlp_out", "attn": "attn_out"}
@@ -123,9 +124,9 @@ def causal_trace(model, weights, ids, subject, target: int | None = None, *, noi
 
     Parameters
     ----------
-    model : gpt2viz.core.runtime.Model
+    model : gpt2viz.core.engine.model.Model
         A model folder with intervention inputs (format 2).
-    weights : gpt2viz.core.weights.Weights
+    weights : gpt2viz.core.engine.weights.Weights
         For the embedding's standard deviation (the noise unit).
     ids : sequence of int
         The prompt.
@@ -145,7 +146,7 @@ def causal_trace(model, weights, ids, subject, target: int | None = None, *, noi
     progress : callable(done, total), optional
         Called after each graph call.
     cancel : callable() -> bool, optional
-        Polled before each call; True raises :class:`~gpt2viz.core.patching.Cancelled`.
+        Polled before each call; True raises :class:`~gpt2viz.core.engine.errors.Cancelled`.
 
     Returns
     -------

@@ -4,7 +4,7 @@ Numbers, ids and token texts only: the parts' names and the largest source's sen
 :mod:`gpt2viz.app.attribution_text`, where they are translated.
 
 The graph is *DLA-weighted*: every edge is one part's direct logit attribution (see
-:mod:`gpt2viz.core.attribution`), so edges are signed and, before pruning, add up exactly to the logit
+:mod:`gpt2viz.core.analysis.attribution`), so edges are signed and, before pruning, add up exactly to the logit
 minus the final LayerNorm's bias term. Meta's LLM Transparency Tool weighs edges by how much of each
 residual *vector* a part makes (unsigned, not about any one token, but it follows multi-hop routes);
 DLA was chosen because the view answers "what pushed this token, and what pulled it down", which needs a
@@ -23,7 +23,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpt2viz.core.attribution import Attribution, TargetError, attribute, token_id
+from gpt2viz.core.analysis.attribution import (
+    Attribution,
+    TargetError,
+    attribute,
+    token_id,
+)
 
 DEFAULT_THRESHOLD = 0.04  # LLM-TT's default: parts under 4 % of the total are dropped
 WINDOW = 24  # positions drawn: the newest 24 (older sources still count in the totals and the bars)
