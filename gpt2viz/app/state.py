@@ -210,7 +210,7 @@ class AppState(QObject):
             from gpt2viz.core.interventions import InterventionError, validate
 
             try:
-                validate(interventions, s.model.config.dims, s.model.config.n_positions)
+                validate(interventions, s.model.config)
             except InterventionError as e:
                 self.report_error(str(e))
                 return

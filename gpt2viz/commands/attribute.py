@@ -25,9 +25,9 @@ def add_parser(sub, add_model) -> None:
 
 def run(a, open_model) -> int:
     """Run the prompt (and ``--steps`` greedy steps), attribute, print. Bad input raises ValueError."""
+    from gpt2viz.core.engine.weights import Weights
     from gpt2viz.core.generation.sampling import SamplingSettings
     from gpt2viz.core.generation.stepper import Generator
-    from gpt2viz.core.engine.weights import Weights
 
     if a.steps < 0:
         raise ValueError(f"--steps must be ≥ 0, got {a.steps}")

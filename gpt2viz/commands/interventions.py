@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from gpt2viz.core.interventions import (HeadAblation, NeuronAblation, SublayerAblation, describe, parse_pair,
-                                        validate)
+from gpt2viz.core.interventions import HeadAblation, NeuronAblation, SublayerAblation, describe, parse_pair, validate
 
 
 def from_args(a, model) -> tuple:
@@ -22,7 +21,7 @@ def from_args(a, model) -> tuple:
                              ("ablate_mlp", "mlp_out", "zero"), ("mean_ablate_mlp", "mlp_out", "mean")):
         for L in getattr(a, flag, None) or []:
             ivs.append(SublayerAblation(int(L), site, mode))
-    validate(ivs, model.config.dims, model.config.n_positions)
+    validate(ivs, model.config)
     return tuple(ivs)
 
 

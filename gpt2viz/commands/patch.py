@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from gpt2viz.core.interventions import InterventionError
 from gpt2viz.core.analysis.patching import format_table, patching_table, table_json
+from gpt2viz.core.interventions import InterventionError
 
 
 def run_patch(a, model) -> int:

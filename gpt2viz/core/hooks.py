@@ -12,7 +12,7 @@ positions show their raw score; `attn.hook_pattern` (after softmax) is exactly 0
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gpt2viz.core.config import ModelConfig
 
 # Per-block hooks in the order the computation produces them, with their shapes.
 BLOCK_HOOKS: tuple[tuple[str, str], ...] = (
@@ -57,21 +57,6 @@ ALIASES: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Dims:
-    """Sizes that give the letters of a shape their values."""
-
-    n_layer: int
-    n_head: int
-    d_model: int
-    d_mlp: int
-    vocab_size: int
-
-    @property
-    def d_head(self) -> int:
-        return self.d_model // self.n_head
-
-
 def block_hook(layer: int, hook: str) -> str:
     """Full name of a per-block hook, e.g. ``block_hook(3, "attn.hook_pattern")``."""
     return f"blocks.{layer}.{hook}"
@@ -103,10 +88,10 @@ def resolve(key: str | tuple[str, int]) -> str:
     return key
 
 
-def concrete_shape(letters: str, dims: Dims, positions: int, keys: int, batch: int = 1) -> tuple[int, ...]:
+def concrete_shape(letters: str, config: ModelConfig, positions: int, keys: int, batch: int = 1) -> tuple[int, ...]:
     """Numbers for a shape's letters, for checking a tensor against the registry."""
-    values = {"B": batch, "P": positions, "K": keys, "H": dims.n_head, "D": dims.d_head,
-              "E": dims.d_model, "M": dims.d_mlp, "V": dims.vocab_size}
+    values = {"B": batch, "P": positions, "K": keys, "H": config.n_head, "D": config.d_head,
+              "E": config.d_model, "M": config.d_mlp, "V": config.vocab_size}
     return tuple(values[ch] for ch in letters.split())
 
 

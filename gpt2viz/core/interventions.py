@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpt2viz.core.hooks import Dims, scale_input, shift_input
+from gpt2viz.core.config import ModelConfig
+from gpt2viz.core.hooks import scale_input, shift_input
 
 
 class InterventionError(ValueError):
@@ -120,8 +121,9 @@ Intervention = HeadAblation | NeuronAblation | SublayerAblation | Patch | Steer
 _KINDS = (HeadAblation, NeuronAblation, SublayerAblation, Patch, Steer)
 
 
-def validate(interventions, dims: Dims, n_positions: int) -> None:
+def validate(interventions, config: ModelConfig) -> None:
     """Raise InterventionError (one line) for anything out of the model's range."""
+    dims, n_positions = config, config.n_positions
     for iv in interventions:
         if not isinstance(iv, _KINDS):
             raise InterventionError(f"not an intervention: {iv!r}")
@@ -189,7 +191,7 @@ def _rows(positions, start: int, length: int):
     return rows
 
 
-def feeds(interventions, start: int, length: int, dims: Dims, means=None) -> dict[str, np.ndarray]:
+def feeds(interventions, start: int, length: int, dims: ModelConfig, means=None) -> dict[str, np.ndarray]:
     """The graph inputs for a call of ``length`` positions starting at absolute ``start``.
 
     Only the hooks an intervention touches get inputs; the graph's defaults (no-ops) cover the rest.
@@ -199,7 +201,7 @@ def feeds(interventions, start: int, length: int, dims: Dims, means=None) -> dic
     interventions : tuple of Intervention
     start, length : int
         Absolute position of the call's first token, and its number of tokens.
-    dims : Dims
+    dims : ModelConfig
     means : dict, optional
         (layer, head) -> [D] mean z, for mean ablations (see :func:`mean_activations`).
 

@@ -40,12 +40,12 @@ def test_residual_stack_and_ranks(tiny_model_dir):
     np.testing.assert_allclose(probs[1], torch.softmax(torch.tensor(logits[1]), 0)[1].item())
 
 
-def test_token_probabilities_are_the_lens_probabilities():
+def test_token_probabilities_are_the_softmax():
     """The few-entries form of the lens softmax agrees with the [N, V] float64 one (float32 logits of GPT-2's size)."""
-    from gpt2viz.core.numeric import lens_probabilities, lens_top, token_probabilities
+    from gpt2viz.core.numeric import lens_top, softmax, token_probabilities
 
     x = (np.random.default_rng(3).normal(size=(5, 50257)) * 4).astype(np.float32)
-    full = lens_probabilities(x)
+    full = softmax(x)
     tokens = np.array([0, 17, 50256, 4, int(np.argmax(x[4]))])
     np.testing.assert_allclose(token_probabilities(x, tokens), full[np.arange(5), tokens], rtol=1e-6)
     top, p = lens_top(x)
@@ -163,10 +163,10 @@ def test_lens_at_every_depth_is_transformers_ln_f_and_lm_head(exported, torch_mo
 
 
 def test_lens_top_is_the_float64_softmax(exported):
-    from gpt2viz.core.numeric import lens_probabilities, lens_top
+    from gpt2viz.core.numeric import lens_top, softmax
 
     lens = np.random.default_rng(3).normal(scale=4, size=(5, 50257)).astype(np.float32)
     top, prob = lens_top(lens)
-    p64 = lens_probabilities(lens)
+    p64 = softmax(lens)
     assert top.tolist() == p64.argmax(1).tolist()
     np.testing.assert_allclose(prob, p64.max(1), rtol=1e-6)

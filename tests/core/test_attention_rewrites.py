@@ -5,10 +5,10 @@ import onnx
 import onnxruntime as ort
 import pytest
 
+from gpt2viz.core.engine.model import Model
 from gpt2viz.core.graph.attention_rewrites import fold_masks, rewrite_attention, scale_queries
 from gpt2viz.core.graph.gating import ALL_LOGITS, KEEP_HOOKS, LAST_LOGITS_SWITCH, gate
 from gpt2viz.core.graph.onnx_file import read_skeleton, session_options_for
-from gpt2viz.core.engine.model import Model
 
 CONFIGS = ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24", "l2h2e32"]
 ON = {KEEP_HOOKS: np.array(True), ALL_LOGITS: np.array(True), LAST_LOGITS_SWITCH: np.array(True)}

@@ -8,9 +8,9 @@ import torch
 
 from gpt2viz.core.analysis.attribution import TargetError, attribute, attribution_json, needed_hooks, token_id
 from gpt2viz.core.engine.model import Model
+from gpt2viz.core.engine.weights import Weights
 from gpt2viz.core.generation.sampling import SamplingSettings
 from gpt2viz.core.generation.stepper import Generator
-from gpt2viz.core.engine.weights import Weights
 from tests.conftest import REPO
 
 PROMPT = [464, 3139, 286, 4881, 318]  # "The capital of France is"

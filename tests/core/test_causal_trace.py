@@ -6,12 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpt2viz.core.analysis.causal_trace import (CausalTrace, causal_trace, cell_interventions, default_subject, find_subject,
-                                       noise_draws, embedding_std, window_layers)
-from gpt2viz.core.interventions import InterventionError
+from gpt2viz.core.analysis.causal_trace import (
+    CausalTrace,
+    causal_trace,
+    cell_interventions,
+    default_subject,
+    embedding_std,
+    find_subject,
+    noise_draws,
+    window_layers,
+)
 from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.engine.model import Model
 from gpt2viz.core.engine.weights import Weights
+from gpt2viz.core.interventions import InterventionError
 
 PROMPT = [464, 3139, 286, 4881, 318]  # "The capital of France is"
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpt2viz.core.model_folder.manifest import ModelFolderError
 from gpt2viz.core.engine.model import Model
+from gpt2viz.core.engine.weights import Weights
 from gpt2viz.core.generation.sampling import SamplingSettings
 from gpt2viz.core.generation.stepper import Generator
 from gpt2viz.core.io.trace_export import export_trace
-from gpt2viz.core.engine.weights import Weights
+from gpt2viz.core.model_folder.manifest import ModelFolderError
 
 ATLAS = Path(__file__).resolve().parents[2] / "models" / "atlas"
 GREEDY = SamplingSettings(0.0, 0, 1.0, 0)

@@ -5,10 +5,10 @@ import onnxruntime as ort
 import pytest
 
 import gpt2viz.core.engine.ondemand as ondemand
-from gpt2viz.core.graph.gating import ALL_LOGITS, KEEP_HOOKS, LAST_LOGITS_SWITCH, gate, gate_feeds, gated_hooks
-from gpt2viz.core.hooks import LAST_LOGITS
-from gpt2viz.core.graph.onnx_file import read_skeleton, session_options_for
 from gpt2viz.core.engine.model import Model
+from gpt2viz.core.graph.gating import ALL_LOGITS, KEEP_HOOKS, LAST_LOGITS_SWITCH, gate, gate_feeds, gated_hooks
+from gpt2viz.core.graph.onnx_file import read_skeleton, session_options_for
+from gpt2viz.core.hooks import LAST_LOGITS
 
 CONFIGS = ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24", "l2h2e32"]
 

@@ -7,11 +7,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpt2viz.core.export.reference import reference_hooks
-from gpt2viz.core.interventions import (HeadAblation, InterventionError, NeuronAblation, Patch, Steer,
-                                        SublayerAblation, feeds,
-                                        mean_activations, parse_pair)
 from gpt2viz.core.engine.model import Model
+from gpt2viz.core.export.reference import reference_hooks
+from gpt2viz.core.interventions import (
+    HeadAblation,
+    InterventionError,
+    NeuronAblation,
+    Patch,
+    Steer,
+    SublayerAblation,
+    feeds,
+    mean_activations,
+    parse_pair,
+)
 
 pytestmark = pytest.mark.slow
 TOL = 1e-4
@@ -102,10 +110,10 @@ def test_interventions_change_what_they_should(exported):
 
 def test_feeds_cover_only_this_calls_positions(exported):
     model = Model(exported["l3h4e32"])
-    f = feeds((HeadAblation(1, 2, positions=(0, 6)),), 5, 3, model.config.dims)
+    f = feeds((HeadAblation(1, 2, positions=(0, 6)),), 5, 3, model.config)
     s = f["blocks.1.attn.hook_z.scale"]
     assert s.shape == (1, 3, 4, 1) and s[0, :, 2, 0].tolist() == [1.0, 0.0, 1.0]
-    assert feeds((), 0, 4, model.config.dims) == {}
+    assert feeds((), 0, 4, model.config) == {}
 
 
 @pytest.mark.parametrize("iv,msg", [

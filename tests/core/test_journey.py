@@ -7,12 +7,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gpt2viz.core.viewmodels.journey import PAGES, VIEW, attention_focus, journey, journey_page
 from gpt2viz.core.model_folder.locations import resolve_model
 from gpt2viz.core.session.session import Stage
 from gpt2viz.core.viewmodels.attention import attention_summary
 from gpt2viz.core.viewmodels.chart import chart_summary
 from gpt2viz.core.viewmodels.embeddings import embedding_summary
+from gpt2viz.core.viewmodels.journey import PAGES, VIEW, attention_focus, journey, journey_page
 from gpt2viz.core.viewmodels.lens import lens_target
 from gpt2viz.core.viewmodels.mlp import mlp_summary
 from gpt2viz.core.viewmodels.pipeline import pipeline_summary

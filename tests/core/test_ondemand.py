@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-import gpt2viz.core.engine.ondemand as ondemand
 import gpt2viz.core.engine.model as runtime
-from gpt2viz.core.interventions import HeadAblation, NeuronAblation, Steer
+import gpt2viz.core.engine.ondemand as ondemand
 from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.engine.model import Model
 from gpt2viz.core.generation.sampling import SamplingSettings
 from gpt2viz.core.generation.stepper import Generator
+from gpt2viz.core.interventions import HeadAblation, NeuronAblation, Steer
 
 CONFIGS = ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24", "l2h2e32"]
 

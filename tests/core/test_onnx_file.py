@@ -11,11 +11,11 @@ import pytest
 from onnx import TensorProto, numpy_helper
 
 import gpt2viz.core.graph.onnx_file as onnx_file
-from gpt2viz.core.interventions import HeadAblation
-from gpt2viz.core.model_folder.manifest import ModelFolderError
-from gpt2viz.core.graph.onnx_file import OnnxFileError, WeightFiles, read_skeleton
 from gpt2viz.core.engine.model import Model
 from gpt2viz.core.engine.weights import Weights
+from gpt2viz.core.graph.onnx_file import OnnxFileError, WeightFiles, read_skeleton
+from gpt2viz.core.interventions import HeadAblation
+from gpt2viz.core.model_folder.manifest import ModelFolderError
 
 
 @pytest.fixture

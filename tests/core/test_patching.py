@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpt2viz.core.interventions import InterventionError, Patch
-from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.analysis.patching import patching_table
+from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.engine.model import Model
+from gpt2viz.core.interventions import InterventionError, Patch
 
 CLEAN = [464, 3139, 286, 4881, 318]
 CORRUPT = [464, 3139, 286, 4486, 318]

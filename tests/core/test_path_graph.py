@@ -8,9 +8,9 @@ import pytest
 from gpt2viz.core.analysis.attribution import attribute
 from gpt2viz.core.analysis.path_graph import _parts, build_path_summary, prune, ranked_bars
 from gpt2viz.core.engine.model import Model
+from gpt2viz.core.engine.weights import Weights
 from gpt2viz.core.generation.sampling import SamplingSettings
 from gpt2viz.core.generation.stepper import Generator
-from gpt2viz.core.engine.weights import Weights
 
 
 @pytest.fixture(scope="module")

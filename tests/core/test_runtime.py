@@ -4,9 +4,9 @@ import shutil
 import numpy as np
 import pytest
 
-from gpt2viz.core.model_folder.manifest import ModelFolderError
 from gpt2viz.core.engine.errors import ContextLimitError
 from gpt2viz.core.engine.model import Model
+from gpt2viz.core.model_folder.manifest import ModelFolderError
 
 
 @pytest.fixture(scope="module")

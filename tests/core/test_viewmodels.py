@@ -7,9 +7,10 @@ import pytest
 import torch
 
 from gpt2viz.core.engine.model import Model
+from gpt2viz.core.engine.weights import Weights
 from gpt2viz.core.generation.sampling import SamplingSettings
-from gpt2viz.core.session.session import CHOOSE, Session, Stage, stages
 from gpt2viz.core.generation.stepper import Generator
+from gpt2viz.core.session.session import CHOOSE, Session, Stage, stages
 from gpt2viz.core.viewmodels.attention import attention_summary
 from gpt2viz.core.viewmodels.chart import chart_summary
 from gpt2viz.core.viewmodels.embeddings import embedding_summary
@@ -18,7 +19,6 @@ from gpt2viz.core.viewmodels.mlp import mlp_summary
 from gpt2viz.core.viewmodels.pipeline import pipeline_summary
 from gpt2viz.core.viewmodels.residual import residual_summary
 from gpt2viz.core.viewmodels.tokens import tokens_summary
-from gpt2viz.core.engine.weights import Weights
 
 PROMPT = [464, 3139, 286, 4881, 318]  # "The capital of France is"
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from gpt2viz.core.analysis.causal_trace import causal_trace
-from gpt2viz.core.interventions import Patch
 from gpt2viz.core.analysis.patching import patching_table
+from gpt2viz.core.interventions import Patch
 
 
 def wait_idle(qtbot, st, timeout=30000):
@@ -178,10 +178,10 @@ def test_compare_paired_bars_are_each_sessions_numbers(qtbot, win):
     assert win.compare.lens_diff is None and "same number of tokens" in win.compare.diff_note.text()
     st.reset()
     wait_idle(qtbot, st)
-    from gpt2viz.core.numeric import lens_probabilities
+    from gpt2viz.core.numeric import softmax
 
     pos = len(st.history.tokens) - 1
-    la, lb = lens_probabilities(st.session("A").lens(pos)), lens_probabilities(st.session("B").lens(pos))
+    la, lb = softmax(st.session("A").lens(pos)), softmax(st.session("B").lens(pos))
     top = int(np.argmax(la[-1]))
     assert win.compare.lens_diff.values[-1, -1] == pytest.approx(lb[-1, top] - la[-1, top])
 

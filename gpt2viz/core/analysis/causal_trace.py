@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.analysis.patching import _feed, _softmax_at
 from gpt2viz.core.engine.errors import Cancelled
-from gpt2viz.core.hooks import LAST_LOGITS, block_hook, scale_input, shift_input
+from gpt2viz.core.hooks import block_hook
 from gpt2viz.core.interventions import SITES, InterventionError, Patch, Steer
+from gpt2viz.core.numeric import softmax
 
 KINDS = ("hidden", "mlp", "attn")
 SITE_OF = {"hidden": "resid_pre", "mlp": "mlp_out", "attn": "attn_out"}
@@ -164,7 +164,7 @@ def causal_trace(model, weights, ids, subject, target: int | None = None, *, noi
     bad = [k for k in kinds if k not in KINDS]
     if bad:
         raise InterventionError(f"causal trace tables are {', '.join(KINDS)}, not {bad[0]!r}")
-    session = model.intervention_session  # raises the upgrade message for an older folder
+    model.intervention_session  # opened now: raises the upgrade message for an older folder before any run
     c = model.config
     n_layer, E = c.n_layer, c.n_embd
     t0 = time.perf_counter()
@@ -184,7 +184,6 @@ def causal_trace(model, weights, ids, subject, target: int | None = None, *, noi
         for ``site``; returns p(target) per row."""
         n = P - start
         B = len(rows)
-        feed = _feed(model, ids[start:], start, clean_cache.truncated(start).layers, B)
         acc: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
 
         def get(L, hook):
@@ -203,10 +202,8 @@ def causal_trace(model, weights, ids, subject, target: int | None = None, *, noi
                 s, b = get(L, hook)
                 s[r, pos - start] = 0.0
                 b[r, pos - start] = clean[block_hook(L, hook)][pos]
-        for (L, hook), (s, b) in acc.items():
-            feed[scale_input(L, hook)], feed[shift_input(L, hook)] = s, b
-        logits = session.run([LAST_LOGITS], feed)[0][:, -1]
-        return _softmax_at(logits, target)
+        logits = model.run_batch(ids[start:], clean_cache.truncated(start), acc, B)
+        return softmax(logits)[:, target]
 
     # the work: the corrupted baseline, then per kind and position the layers in chunks of at most
     # TOKEN_BUDGET token rows (samples x layers x the positions the call runs): short calls keep a cancel prompt
@@ -237,7 +234,7 @@ def causal_trace(model, weights, ids, subject, target: int | None = None, *, noi
         done += 1
         if progress:
             progress(done, total)
-    return CausalTrace(prob, float(_softmax_at(clean.last_logits, target)), corrupt, subject, target,
+    return CausalTrace(prob, float(softmax(clean.last_logits)[target]), corrupt, subject, target,
                        float(noise), std, int(samples), int(seed), int(window),
                        (time.perf_counter() - t0) * 1000, calls)
 

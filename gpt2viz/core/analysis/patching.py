@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpt2viz.core.engine.errors import Cancelled
-from gpt2viz.core.hooks import LAST_LOGITS, block_hook, scale_input, shift_input
+from gpt2viz.core.hooks import block_hook
 from gpt2viz.core.interventions import SITES, InterventionError
+from gpt2viz.core.numeric import softmax
 
 TABLE_SITES = ("resid_pre", "attn_out", "mlp_out", "head")
 
@@ -60,29 +61,6 @@ class PatchingTable:
     calls: int
 
 
-def _softmax_at(logits: np.ndarray, target: int) -> np.ndarray:
-    """Probability of ``target`` under each row of [..., V] logits (float64 for the tails)."""
-    x = logits.astype(np.float64)
-    x -= x.max(axis=-1, keepdims=True)
-    return np.exp(x[..., target]) / np.exp(x).sum(axis=-1)
-
-
-def _feed(model, ids: list[int], start: int, past_layers, batch: int) -> dict:
-    c = model.config
-    total = start + len(ids)
-    feed = {"input_ids": np.tile(np.asarray([ids], np.int64), (batch, 1))}
-    if "attention_mask" in model._inputs:
-        feed["attention_mask"] = np.ones((batch, total), np.int64)
-    if "position_ids" in model._inputs:
-        feed["position_ids"] = np.tile(np.arange(start, total, dtype=np.int64)[None], (batch, 1))
-    for L in range(c.n_layer):
-        k, v = past_layers[L]
-        feed[f"past_key_values.{L}.key"] = np.repeat(k, batch, axis=0)
-        feed[f"past_key_values.{L}.value"] = np.repeat(v, batch, axis=0)
-    feed.update(model.gate_feeds([LAST_LOGITS]))  # only the last position's logits: no hook is copied
-    return feed
-
-
 def patching_table(model, clean_ids, corrupt_ids, target: int, site: str, *,
                    progress: Callable[[int, int], None] | None = None,
                    cancel: Callable[[], bool] | None = None) -> PatchingTable:
@@ -116,7 +94,7 @@ def patching_table(model, clean_ids, corrupt_ids, target: int, site: str, *,
                                 f"{len(corrupt_ids)}: patching needs equal lengths")
     if not 0 <= int(target) < model.config.vocab_size:
         raise InterventionError(f"target id {target} is outside the vocabulary")
-    session = model.intervention_session  # raises the upgrade message for an older folder
+    model.intervention_session  # opened now: raises the upgrade message for an older folder before any run
     c = model.config
     n_layer, P = c.n_layer, len(clean_ids)
     hook = SITES[site]
@@ -124,20 +102,15 @@ def patching_table(model, clean_ids, corrupt_ids, target: int, site: str, *,
     names = [block_hook(L, hook) for L in range(n_layer)]
     clean, _ = model.run(clean_ids, hooks=names)
     corrupt, corrupt_cache = model.run(corrupt_ids, hooks=[])
-    p_clean = float(_softmax_at(clean.last_logits, target))
-    p_corrupt = float(_softmax_at(corrupt.last_logits, target))
-    # The patched runs need no cache back: requesting only last_logits lets onnxruntime skip the rest.
-    def run(ids, start, past_layers, extra, batch):
-        feed = _feed(model, ids, start, past_layers, batch)
-        feed.update(extra)
-        return session.run([LAST_LOGITS], feed)[0][:, -1]  # [B, V]
+    p_clean = float(softmax(clean.last_logits)[target])
+    p_corrupt = float(softmax(corrupt.last_logits)[target])
 
     calls = 2
     if site == "head":
         H, D = c.n_head, c.d_head
         prob = np.zeros((n_layer, H))
         total = n_layer
-        empty = model.empty_cache().layers
+        empty = model.empty_cache()
         for L in range(n_layer):
             if cancel and cancel():
                 raise Cancelled()
@@ -147,8 +120,8 @@ def patching_table(model, clean_ids, corrupt_ids, target: int, site: str, *,
             for h in range(H):  # batch row h patches head h at every position
                 scale[h, :, h] = 0.0
                 shift[h, :, h] = z[:, h]
-            logits = run(corrupt_ids, 0, empty, {scale_input(L, hook): scale, shift_input(L, hook): shift}, H)
-            prob[L] = _softmax_at(logits, target)
+            logits = model.run_batch(corrupt_ids, empty, {(L, hook): (scale, shift)}, H)
+            prob[L] = softmax(logits)[:, target]
             calls += 1
             if progress:
                 progress(L + 1, total)
@@ -159,17 +132,17 @@ def patching_table(model, clean_ids, corrupt_ids, target: int, site: str, *,
         for p in range(P):
             if cancel and cancel():
                 raise Cancelled()
-            past = corrupt_cache.truncated(p).layers
+            past = corrupt_cache.truncated(p)
             n = P - p
-            extra = {}
+            edits = {}
             for L in range(n_layer):  # batch row L patches layer L at position p (row 0 of this call)
                 scale = np.ones((n_layer, n, 1), np.float32)
                 shift = np.zeros((n_layer, n, E), np.float32)
                 scale[L, 0] = 0.0
                 shift[L, 0] = clean[hook, L][p]
-                extra[scale_input(L, hook)], extra[shift_input(L, hook)] = scale, shift
-            logits = run(corrupt_ids[p:], p, past, extra, n_layer)
-            prob[:, p] = _softmax_at(logits, target)
+                edits[(L, hook)] = (scale, shift)
+            logits = model.run_batch(corrupt_ids[p:], past, edits, n_layer)
+            prob[:, p] = softmax(logits)[:, target]
             calls += 1
             if progress:
                 progress(p + 1, P)

@@ -23,12 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpt2viz.core.analysis.attribution import (
-    Attribution,
-    TargetError,
-    attribute,
-    token_id,
-)
+from gpt2viz.core.analysis.attribution import Attribution, TargetError, attribute, token_id
 
 DEFAULT_THRESHOLD = 0.04  # LLM-TT's default: parts under 4 % of the total are dropped
 WINDOW = 24  # positions drawn: the newest 24 (older sources still count in the totals and the bars)

@@ -9,21 +9,20 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
+from gpt2viz.core.config import ModelConfig
+from gpt2viz.core.engine import ondemand as on_demand
 from gpt2viz.core.engine.errors import Cancelled, ContextLimitError
 from gpt2viz.core.engine.kv_cache import KVCache
 from gpt2viz.core.engine.memory import release_memory, trim_heap
-from gpt2viz.core.engine import ondemand as on_demand
+from gpt2viz.core.engine.plan import Plan
 from gpt2viz.core.engine.trace import Trace
 from gpt2viz.core.graph.attention_rewrites import rewrite_attention
 from gpt2viz.core.graph.cuts import ONDEMAND_HOOKS, cut_graphs, family
 from gpt2viz.core.graph.gating import gate, gate_feeds, skipped_outputs
-from gpt2viz.core.graph.onnx_file import (
-    quiet_options,
-    read_skeleton,
-    session_options_for,
-)
+from gpt2viz.core.graph.onnx_file import quiet_options, read_skeleton, session_options_for
 from gpt2viz.core.graph.surgery import strip_interventions
 from gpt2viz.core.hooks import (
+    LAST_LOGITS,
     block_hook,
     concrete_shape,
     hook_names,
@@ -36,7 +35,6 @@ from gpt2viz.core.interventions import InterventionError, feeds, validate
 from gpt2viz.core.model_folder.manifest import (
     MODEL_FILE,
     TOKENIZER_FILE,
-    ModelConfig,
     ModelFolderError,
     config_of,
     read_manifest,
@@ -94,7 +92,7 @@ class Model:
             raise ModelFolderError(f"{self.folder / TOKENIZER_FILE} has {self.tokenizer.vocab_size} tokens but the "
                                    f"model only {self.config.vocab_size}: it belongs to another model; {hint}")
 
-        self._opts = opts = quiet_options(threads)
+        self._opts = quiet_options(threads)
         path = self.folder / MODEL_FILE
         # A format-2 graph carries the intervention inputs. Fed with their no-op defaults they still
         # cost 60-120 tiny Mul/Add nodes per call (measured on GPT-2 small: a cached step 1.30x), so
@@ -227,9 +225,8 @@ class Model:
         z = np.zeros((1, c.n_head, 0, c.d_head), dtype=np.float32)
         return KVCache(tuple((z, z) for _ in range(c.n_layer)))
 
-    def run(self, input_ids: Sequence[int], past: KVCache | None = None, *, hooks: Sequence[str] | None = None,
-            keep_all_logits: bool = False, interventions=(), means=None, progress=None,
-            cancel=None, chunk: int | None = None, release: bool | None = None) -> tuple[Trace, KVCache]:
+    def run(self, input_ids: Sequence[int], past: KVCache | None = None, plan: Plan | None = None, *,
+            progress=None, cancel=None, **options) -> tuple[Trace, KVCache]:
         """Run the positions ``input_ids`` after the cached ``past``; return their trace and the new cache.
 
         Parameters
@@ -238,32 +235,19 @@ class Model:
             Token ids for this call (the whole prompt for a prefill, one token for a step).
         past : KVCache, optional
             The cache of the positions before them; None for a prefill.
-        hooks : sequence of str, optional
-            Which hooks to return; default all. With the default, a prefill of ``ONDEMAND_FROM`` or more
-            positions keeps only the residual stream before and after each block (and the embeddings and
-            final LayerNorm); its trace computes the other hooks exactly when read
-            (``gpt2viz.core.engine.ondemand``). Hooks named explicitly are always run.
-            ``logits`` (or only ``last_logits``) is always computed.
-        keep_all_logits : bool
-            Keep logits of every position; by default only the last position's (``trace.last_logits``).
-        interventions : tuple of gpt2viz.core.interventions.Intervention, optional
-            Changes made inside the graph for this call's positions (absolute positions: a step after a
-            cache computed under the same interventions continues it consistently). Hooks show the
-            values after the intervention, on-demand ones too. Empty: the graph's own numbers.
-        means : dict, optional
-            (layer, head) -> [D] mean z for mean ablations (``interventions.mean_activations``).
+        plan : Plan, optional
+            What to keep and change (:class:`~gpt2viz.core.engine.plan.Plan`); default every hook, no
+            intervention.
         progress : callable, optional
             ``progress(done, total)`` after each chunk of positions.
         cancel : callable, optional
             Checked between chunks; when it returns True the call raises :class:`Cancelled`.
-        chunk : int, optional
-            Positions per onnxruntime call; default ``CHUNK``, 0 = all in one call. A call whose hooks are
-            all positional ([B, P, ...]) and longer than that runs in chunks, each after the cache of the
-            previous (hooks with a key axis, asked for by name, need one call).
-        release : bool, optional
-            Hand back the memory the call's peak took in onnxruntime's arena (a few ms more); default:
-            for calls of ``TRIM_FROM`` positions or more.
+        **options
+            A plan's fields given directly (``hooks=[...]``, ``interventions=(...)``, ...), over ``plan``.
         """
+        plan = Plan.of(plan, **options)
+        hooks, keep_all_logits, interventions = plan.hooks, plan.keep_all_logits, plan.interventions
+        means, chunk, release = plan.means, plan.chunk, plan.release
         ids = [int(t) for t in input_ids]
         if not ids:
             raise ValueError("nothing to run: the prompt has no tokens")
@@ -397,9 +381,9 @@ class Model:
     def _positions_within(self, budget: int, keys: int, most: int, wanted) -> int:
         """How many positions a call returning ``wanted`` and attending to ``keys`` keys can run with every
         output it makes under ``budget`` bytes (at least 16, at most ``most``)."""
-        dims, L = self.config.dims, self.config.n_layer
+        L = self.config.n_layer
         skipped = skipped_outputs(wanted, L)
-        per = sum(int(np.prod(concrete_shape(letters, dims, 1, keys))) * 4
+        per = sum(int(np.prod(concrete_shape(letters, self.config, 1, keys))) * 4
                   for name, letters in hook_shapes(L).items() if name not in skipped)
         return max(min(16, most), min(most, budget // per))
 
@@ -407,7 +391,7 @@ class Model:
         """Arrays for the positional hooks ``names`` of a run of ``positions`` positions, carved from one block
         (one allocation, freed at once)."""
         shapes = hook_shapes(self.config.n_layer)
-        dims = [concrete_shape(shapes[n], self.config.dims, positions, keys) for n in names]
+        dims = [concrete_shape(shapes[n], self.config, positions, keys) for n in names]
         if any(d[0] != 1 or shapes[n].split()[1] != "P" for n, d in zip(names, dims)):
             raise ValueError(f"not [1, P, ...] hooks: {names}")
         sizes = [int(np.prod(d)) for d in dims]
@@ -427,14 +411,7 @@ class Model:
         of (at least as large as the new cache; not the past's own memory). ``rows``: contiguous arrays to
         write some of the ``wanted`` outputs into (a chunk's rows of the run's arrays)."""
         total = past.length + len(ids)
-        feed = {"input_ids": np.asarray([ids], dtype=np.int64)}
-        if "attention_mask" in self._inputs:
-            feed["attention_mask"] = np.ones((1, total), dtype=np.int64)
-        if "position_ids" in self._inputs:
-            feed["position_ids"] = np.arange(past.length, total, dtype=np.int64)[None, :]
-        for layer, (k, v) in enumerate(past.layers):
-            feed[f"past_key_values.{layer}.key"] = k
-            feed[f"past_key_values.{layer}.value"] = v
+        feed = self._feed(ids, past)
         if interventions:
             feed.update(self.intervention_feeds(interventions, past.length, len(ids), means))
         feed.update(self.gate_feeds(wanted))
@@ -452,7 +429,7 @@ class Model:
             binding.bind_cpu_input(name, np.ascontiguousarray(value))
         out = {}
         for name in wanted:
-            shape = (1, 1, c.vocab_size) if name == "last_logits" else concrete_shape(shapes[name], c.dims, len(ids), total)
+            shape = (1, 1, c.vocab_size) if name == "last_logits" else concrete_shape(shapes[name], c, len(ids), total)
             given = (rows or {}).get(name)
             if given is not None and (given.shape != tuple(shape) or not given.flags.c_contiguous):
                 raise ValueError(f"{name}: rows of shape {given.shape} for an output of shape {tuple(shape)}")
@@ -469,6 +446,38 @@ class Model:
         cache = KVCache(tuple((block[L, 0], block[L, 1]) for L in range(n_layer)))
         return {name: out[name] for name in wanted}, cache
 
+    def _feed(self, ids, past: KVCache, batch: int = 1) -> dict[str, np.ndarray]:
+        """The graph's own inputs for ``ids`` after ``past``, ``batch`` identical rows: the one place a feed is
+        built (ids, the mask and positions when the graph takes them, the past keys and values)."""
+        total = past.length + len(ids)
+        feed = {"input_ids": np.tile(np.asarray([ids], dtype=np.int64), (batch, 1))}
+        if "attention_mask" in self._inputs:
+            feed["attention_mask"] = np.ones((batch, total), dtype=np.int64)
+        if "position_ids" in self._inputs:
+            feed["position_ids"] = np.tile(np.arange(past.length, total, dtype=np.int64)[None, :], (batch, 1))
+        for layer, (k, v) in enumerate(past.layers):
+            # a single row feeds the cache as it is (no copy: a long prefill's cache is hundreds of MB)
+            feed[f"past_key_values.{layer}.key"] = k if batch == 1 else np.repeat(k, batch, axis=0)
+            feed[f"past_key_values.{layer}.value"] = v if batch == 1 else np.repeat(v, batch, axis=0)
+        return feed
+
+    def run_batch(self, input_ids: Sequence[int], past: KVCache, edits, batch: int) -> np.ndarray:
+        """Last-position logits [batch, V] of ``batch`` copies of one call, each row changed on its own.
+
+        The batched call behind activation patching and causal tracing: every row runs ``input_ids``
+        after ``past``, and ``edits`` maps (layer, hook) of an intervention hook
+        (:data:`gpt2viz.core.hooks.INTERVENTION_HOOKS`) to ``(scale, shift)`` arrays [batch, P, ...] that
+        the graph applies there as ``x * scale + shift`` (the intervention inputs). Only the last
+        position's logits are computed: no hook is copied out.
+        """
+        ids = [int(t) for t in input_ids]
+        session = self.intervention_session  # raises the upgrade message for an older folder
+        feed = self._feed(ids, past, batch)
+        for (layer, hook), (scale, shift) in edits.items():
+            feed[scale_input(layer, hook)], feed[shift_input(layer, hook)] = scale, shift
+        feed.update(self.gate_feeds([LAST_LOGITS]))
+        return session.run([LAST_LOGITS], feed)[0][:, -1]
+
     def gate_feeds(self, wanted) -> dict[str, np.ndarray]:
         """What a call returning the outputs ``wanted`` feeds the gated graph (``gpt2viz.core.graph.gating``): the
         hooks and all-position logits it does not return are not computed."""
@@ -479,8 +488,8 @@ class Model:
         if not self.supports_interventions:
             raise InterventionError(f"{self.folder} was exported before gpt2viz supported interventions: "
                                     f"upgrade it with `gpt2viz export {self.folder} --upgrade` or export it again")
-        validate(interventions, self.config.dims, self.config.n_positions)
-        return feeds(interventions, start, length, self.config.dims, means)
+        validate(interventions, self.config)
+        return feeds(interventions, start, length, self.config, means)
 
 
 def _identity(path: Path) -> tuple[int, int, int]:

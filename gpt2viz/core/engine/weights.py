@@ -15,12 +15,7 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 from gpt2viz.core.graph.cuts import lens_graph
-from gpt2viz.core.graph.onnx_file import (
-    WeightFiles,
-    quiet_options,
-    read_skeleton,
-    session_options_for,
-)
+from gpt2viz.core.graph.onnx_file import WeightFiles, quiet_options, read_skeleton, session_options_for
 from gpt2viz.core.numeric import lens_top
 
 

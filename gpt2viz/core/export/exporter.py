@@ -21,11 +21,7 @@ import numpy as np
 import onnx
 
 from gpt2viz.core.engine.model import Model
-from gpt2viz.core.graph.surgery import (
-    GraphStructureError,
-    add_interventions,
-    expose_hooks,
-)
+from gpt2viz.core.graph.surgery import GraphStructureError, add_interventions, expose_hooks
 from gpt2viz.core.hooks import hook_shapes
 from gpt2viz.core.model_folder.manifest import (
     DATA_FILE,

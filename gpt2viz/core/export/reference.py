@@ -11,14 +11,7 @@ import numpy as np
 import torch
 
 from gpt2viz.core.hooks import block_hook
-from gpt2viz.core.interventions import (
-    SITES,
-    HeadAblation,
-    NeuronAblation,
-    Patch,
-    Steer,
-    SublayerAblation,
-)
+from gpt2viz.core.interventions import SITES, HeadAblation, NeuronAblation, Patch, Steer, SublayerAblation
 
 
 def _heads(x: torch.Tensor, n_head: int) -> torch.Tensor:

@@ -14,12 +14,7 @@ from gpt2viz.core.engine.model import Model
 from gpt2viz.core.engine.trace import Trace
 from gpt2viz.core.generation.sampling import Distribution, SamplingSettings, pick
 from gpt2viz.core.hooks import hook_shapes, resolve
-from gpt2viz.core.interventions import (
-    mean_activations,
-    needs_means,
-    needs_sublayer_means,
-    validate,
-)
+from gpt2viz.core.interventions import mean_activations, needs_means, needs_sublayer_means, validate
 
 
 def context_full(n_tokens: int, n_positions: int) -> bool:
@@ -142,7 +137,7 @@ class Generator:
         Reset then walk the new frames. Returns the new current frame (None before any prompt)."""
         interventions = tuple(interventions)
 
-        validate(interventions, self.model.config.dims, self.model.config.n_positions)
+        validate(interventions, self.model.config)
         if interventions == self.interventions:
             return self.frames[-1] if self.frames else None
         if interventions:

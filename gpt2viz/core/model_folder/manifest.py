@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
-from gpt2viz.core.hooks import Dims
+from gpt2viz.core.config import ModelConfig
 
 FORMAT = "gpt2viz-model"
 # 2: intervention inputs (`blocks.{L}.{hook}.scale|shift`) and the `last_logits` output. Version 1 folders
@@ -22,30 +21,6 @@ TOKENIZER_FILE = "tokenizer.json"
 
 class ModelFolderError(ValueError):
     """A model folder is missing, incomplete, damaged or of another format."""
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """GPT-2's shape: enough to name every tensor and to bound the context."""
-
-    n_layer: int
-    n_head: int
-    n_embd: int
-    n_positions: int
-    vocab_size: int
-    d_mlp: int
-
-    @property
-    def d_head(self) -> int:
-        return self.n_embd // self.n_head
-
-    @property
-    def dims(self) -> Dims:
-        return Dims(self.n_layer, self.n_head, self.n_embd, self.d_mlp, self.vocab_size)
-
-    def kv_bytes_per_token(self) -> int:
-        """Bytes of key + value cache one token costs across all layers (float32)."""
-        return 2 * self.n_layer * self.n_embd * 4
 
 
 def sha256_file(path: Path, chunk: int = 1 << 22) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 from gpt2viz.core.analysis.lens import residual_stack_at
 from gpt2viz.core.generation.sampling import Distribution, SamplingSettings, pick
 from gpt2viz.core.generation.stepper import History, context_full
-from gpt2viz.core.numeric import lens_probabilities
+from gpt2viz.core.numeric import softmax
 
 # The newest positions the lens grid shows; their lens columns are computed together (Session._fill_lens).
 LENS_WINDOW = 16
@@ -231,7 +231,7 @@ class Session:
         if self.baseline is None:
             return None
 
-        return lens_probabilities(np.asarray(self.baseline[0])[None])[0]
+        return softmax(np.asarray(self.baseline[0]))
 
     def context_full(self, ahead: int = 0) -> bool:
         """True when no further token fits after ``ahead`` more (steps already requested) are added."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpt2viz.core.analysis.lens import attention_matrices
-from gpt2viz.core.numeric import lens_probabilities
+from gpt2viz.core.numeric import softmax
 from gpt2viz.core.session.session import Session
 from gpt2viz.core.viewmodels.lens import lens_grid
 
@@ -176,7 +176,7 @@ def lens_difference(a: Session, b: Session) -> HeatmapSummary | None:
     rows = np.arange(ga.tops.shape[0])
     diff = np.zeros(ga.tops.shape)
     for c, pos in enumerate(ga.positions):
-        pa, pb = lens_probabilities(a.lens(pos)), lens_probabilities(b.lens(pos))
+        pa, pb = softmax(a.lens(pos)), softmax(b.lens(pos))
         top = ga.tops[:, c]
         diff[:, c] = pb[rows, top] - pa[rows, top]
     return HeatmapSummary("lens", diff, tuple(range(len(rows))), tuple(ga.positions), -1.0, 1.0, "layer", "position")

@@ -12,16 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpt2viz.core.session.session import (
-    CHOOSE,
-    EMBED,
-    LM_HEAD,
-    SOFTMAX,
-    TOKENS,
-    Selection,
-    Session,
-    Stage,
-)
+from gpt2viz.core.session.session import CHOOSE, EMBED, LM_HEAD, SOFTMAX, TOKENS, Selection, Session, Stage
 from gpt2viz.core.viewmodels.attention import attention_summary
 from gpt2viz.core.viewmodels.chart import chart_summary
 from gpt2viz.core.viewmodels.embeddings import analogy_summary, embedding_summary

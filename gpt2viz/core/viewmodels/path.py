@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from gpt2viz.core.analysis.path_graph import (
-    DEFAULT_THRESHOLD,
-    PathSummary,
-    build_path_summary,
-)
+from gpt2viz.core.analysis.path_graph import DEFAULT_THRESHOLD, PathSummary, build_path_summary
 
 
 def path_summary(session, target_text: str = "", vs_text: str = "",

@@ -8,7 +8,7 @@ import numpy as np
 
 from gpt2viz.core.analysis.lens import focused_head, token_rank_and_prob
 from gpt2viz.core.generation.sampling import SamplingSettings
-from gpt2viz.core.numeric import entropy, lens_probabilities
+from gpt2viz.core.numeric import entropy, softmax
 from gpt2viz.core.session.session import Selection, Session
 
 
@@ -132,7 +132,7 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
     final = lens[-1]
     order = np.argpartition(-final, 3)[:3]
     order = order[np.argsort(-final[order])]
-    probs = lens_probabilities(final[None])[0]
+    probs = softmax(final)
     choice, nxt = None, None
     d = session.distribution()
     if pos == n - 1 and d is not None:
