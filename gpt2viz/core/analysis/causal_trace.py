@@ -271,14 +271,3 @@ def default_subject(tokenizer, ids) -> tuple[int, ...]:
         if k > key:
             best, key = i, k
     return (best,)
-
-
-def trace_json(tr: CausalTrace, tokenizer, ids) -> dict:
-    """A JSON-able record of a causal trace (the CLI's --json, the app's data export)."""
-    return {"target_id": tr.target, "target": tokenizer.token_text(tr.target),
-            "tokens": [tokenizer.token_text(int(t)) for t in ids], "subject": list(tr.subject),
-            "clean_prob": tr.clean_prob, "corrupt_prob": tr.corrupt_prob, "noise": tr.noise,
-            "embed_std": tr.embed_std, "samples": tr.samples, "seed": tr.seed, "window": tr.window,
-            "prob": {k: v.tolist() for k, v in tr.prob.items()}, "ms": round(tr.ms, 2), "calls": tr.calls,
-            "rows": "layers", "columns": "positions",
-            "hidden_state": "blocks.L.hook_resid_pre (block L's input; L = 0 is the embeddings)"}

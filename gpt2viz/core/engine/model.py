@@ -225,6 +225,36 @@ class Model:
         z = np.zeros((1, c.n_head, 0, c.d_head), dtype=np.float32)
         return KVCache(tuple((z, z) for _ in range(c.n_layer)))
 
+    def to_tokens(self, prompt: str | Sequence[int]) -> list[int]:
+        """Token ids of ``prompt`` (text is encoded with the folder's tokenizer; ids pass through).
+
+        Unlike TransformerLens' ``to_tokens``, no ``<|endoftext|>`` is prepended: GPT-2 reads the text
+        as typed, which is what the app shows.
+        """
+        if isinstance(prompt, str):
+            return self.tokenizer.encode(prompt)
+        return [int(t) for t in prompt]
+
+    def run_with_cache(self, prompt: str | Sequence[int], names: Sequence[str] | None = None,
+                       **options) -> tuple[np.ndarray, Trace]:
+        """TransformerLens' ``run_with_cache``: the logits of every position [P, V] and the trace of hooks.
+
+        ``names`` filters the hooks kept (TransformerLens' ``names_filter``, as a list of names); other
+        ``options`` are a :class:`Plan`'s fields (``interventions=...``). The batch dimension is dropped:
+        ``trace["pattern", 3]`` is [H, P, K], not [1, H, P, K].
+        """
+        plan = Plan.of(hooks=names, keep_all_logits=True, **options)
+        trace, _ = self.run(self.to_tokens(prompt), plan=plan)
+        return trace["logits"], trace
+
+    def run_with_hooks(self, prompt: str | Sequence[int], interventions=(), **options) -> np.ndarray:
+        """TransformerLens' ``run_with_hooks``, with interventions in place of hook functions: the logits
+        of every position [P, V] with ``interventions`` (:mod:`gpt2viz.core.interventions`) applied
+        inside the graph."""
+        plan = Plan.of(hooks=(), keep_all_logits=True, interventions=tuple(interventions), **options)
+        trace, _ = self.run(self.to_tokens(prompt), plan=plan)
+        return trace["logits"]
+
     def run(self, input_ids: Sequence[int], past: KVCache | None = None, plan: Plan | None = None, *,
             progress=None, cancel=None, **options) -> tuple[Trace, KVCache]:
         """Run the positions ``input_ids`` after the cached ``past``; return their trace and the new cache.

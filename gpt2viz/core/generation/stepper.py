@@ -210,10 +210,6 @@ class Generator:
         """An immutable snapshot of the frames so far (safe to hand to another thread)."""
         return History(tuple(self.frames), self.prompt_len)
 
-    def kv_cache_bytes(self) -> int:
-        """Memory the KV cache of the current context takes."""
-        return len(self.tokens) * self.model.config.kv_bytes_per_token()
-
 
 def _check(model: Model, interventions) -> None:
     """Fail early (before any run) when the model cannot take these interventions or they are out of range."""
