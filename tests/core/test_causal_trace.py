@@ -9,7 +9,6 @@ import pytest
 from gpt2viz.core.analysis.causal_trace import (
     CausalTrace,
     causal_trace,
-    cell_interventions,
     default_subject,
     embedding_std,
     find_subject,
@@ -19,9 +18,29 @@ from gpt2viz.core.analysis.causal_trace import (
 from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.engine.model import Model
 from gpt2viz.core.engine.weights import Weights
-from gpt2viz.core.interventions import InterventionError
+from gpt2viz.core.interventions import InterventionError, Patch, Steer
 
 PROMPT = [464, 3139, 286, 4881, 318]  # "The capital of France is"
+
+
+def restored_layers(kind, layer, window, n_layer):
+    """ROME's restore window written out for the windows tested: one layer for hidden states; for MLP and
+    attention, window 1 restores the layer itself, window 2 the layer before it too."""
+    if kind == "hidden" or window == 1:
+        return [layer]
+    assert window == 2
+    return [L for L in (layer - 1, layer) if 0 <= L < n_layer]
+
+
+def cell(kind, layer, position, subject, noise, clean, window):
+    """One sample of one cell built from the definitions: Gaussian noise added to the subject's embeddings
+    (block 0's input), then the clean run's value of the site put back at ``position``."""
+    site, hook = {"hidden": ("resid_pre", "hook_resid_pre"), "mlp": ("mlp_out", "hook_mlp_out"),
+                  "attn": ("attn_out", "hook_attn_out")}[kind]
+    ivs = [Steer(0, (s,), noise[j]) for j, s in enumerate(subject)]
+    ivs += [Patch(site, L, position, clean[f"blocks.{L}.{hook}"][position])
+            for L in restored_layers(kind, layer, window, 3)]
+    return tuple(ivs)
 
 
 def p_of(model, ids, target, ivs=()):
@@ -50,7 +69,6 @@ def test_every_cell_equals_engine_runs_with_steer_noise_and_patch_restores(small
     hooks = [f"blocks.{L}.{h}" for L in range(3) for h in ("hook_resid_pre", "hook_attn_out", "hook_mlp_out")]
     clean, _ = model.run(PROMPT, hooks=hooks)
     assert tr.clean_prob == pytest.approx(p_of(model, PROMPT, target), rel=1e-5)
-    from gpt2viz.core.interventions import Steer
     corrupt = np.mean([p_of(model, PROMPT, target, tuple(Steer(0, (s,), draws[i, j]) for j, s in enumerate(subject)))
                        for i in range(3)])
     assert tr.corrupt_prob == pytest.approx(corrupt, rel=1e-4)
@@ -59,7 +77,7 @@ def test_every_cell_equals_engine_runs_with_steer_noise_and_patch_restores(small
         for L in range(3):
             for p in range(5):
                 want = np.mean([p_of(model, PROMPT, target,
-                                     cell_interventions(kind, L, p, subject, draws[i], clean, window, 3))
+                                     cell(kind, L, p, subject, draws[i], clean, window))
                                 for i in range(3)])
                 assert tr.prob[kind][L, p] == pytest.approx(want, rel=1e-4, abs=1e-9), (kind, L, p)
     assert seen[-1][0] == seen[-1][1]
