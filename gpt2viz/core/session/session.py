@@ -85,6 +85,12 @@ class Selection:
     layer: int = 0
     head: int = 0
 
+    def position_in(self, n_tokens: int) -> int:
+        """The position shown in a text of ``n_tokens`` tokens: the selected one, or the newest when none
+        is selected or the selected one is past the end (the one rule every view follows)."""
+        last = max(n_tokens - 1, 0)
+        return last if self.position is None else min(self.position, last)
+
 
 @dataclass
 class Session:
@@ -166,9 +172,7 @@ class Session:
         """The position every view shows: the clicked token, or the newest one."""
         if self.history is None:
             return 0
-        n = len(self.history.tokens)
-        p = self.selection.position
-        return n - 1 if p is None else min(p, n - 1)
+        return self.selection.position_in(len(self.history.tokens))
 
     def _select(self, **changes) -> bool:
         new = replace(self.selection, **changes)

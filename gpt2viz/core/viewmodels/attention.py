@@ -63,7 +63,7 @@ def attention_summary(session: Session, which: str = "pattern", selection: Selec
         raise ValueError(f"which must be 'pattern' or 'attn_scores', got {which!r}")
     sel = selection or session.selection
     n = len(h.tokens)
-    pos = n - 1 if sel.position is None else min(sel.position, n - 1)
+    pos = sel.position_in(n)
     L = sel.layer
     mats, first = attention_matrices(h, L, which, max_side)
     head = min(sel.head, mats.shape[0] - 1)

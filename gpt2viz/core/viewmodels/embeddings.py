@@ -33,7 +33,7 @@ def embedding_summary(session: Session, selection: Selection | None = None, k: i
         return None
     sel = selection or session.selection
     n = len(h.tokens)
-    pos = n - 1 if sel.position is None else min(sel.position, n - 1)
+    pos = sel.position_in(n)
     tid = int(h.tokens[pos])
     e, p = h.hook_at("hook_embed", pos), h.hook_at("hook_pos_embed", pos)
     near = tuple(nearest_tokens(w, w.embedding_rows([tid])[0], k + 1, exclude=(tid,))[:k])

@@ -61,7 +61,7 @@ def lens_target(session: Session, target: int | None = None, selection: Selectio
         return None
     sel = selection or session.selection
     n = len(h.tokens)
-    pos = n - 1 if sel.position is None else min(sel.position, n - 1)
+    pos = sel.position_in(n)
     lens = session.lens(pos)
     default = target is None
     if default:

@@ -42,7 +42,7 @@ def mlp_summary(session: Session, neuron: int | None = None, selection: Selectio
         return None
     sel = selection or session.selection
     n = len(h.tokens)
-    pos = n - 1 if sel.position is None else min(sel.position, n - 1)
+    pos = sel.position_in(n)
     L = sel.layer
     post = h.hook_at(("post", L), pos)
     W_out = w.W_out(L)

@@ -105,7 +105,7 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
         return None
     sel = selection or session.selection
     n = len(h.tokens)
-    pos = n - 1 if sel.position is None else min(sel.position, n - 1)
+    pos = sel.position_in(n)
     lens = session.lens(pos)
     tops, ptops = session.lens_tops(pos)
     e, p = h.hook_at("hook_embed", pos), h.hook_at("hook_pos_embed", pos)

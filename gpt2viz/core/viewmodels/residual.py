@@ -29,7 +29,7 @@ def residual_summary(session: Session, selection: Selection | None = None) -> Re
         return None
     sel = selection or session.selection
     n = len(h.tokens)
-    pos = n - 1 if sel.position is None else min(sel.position, n - 1)
+    pos = sel.position_in(n)
     pr = residual_profile(h, session.n_layer, pos)
     return ResidualSummary(pos, int(h.tokens[pos]), pr["resid_norm"], pr["attn_norm"], pr["mlp_norm"],
                            pr["cos_to_final"])

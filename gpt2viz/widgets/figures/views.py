@@ -218,8 +218,8 @@ def tokens_figure(ctx: Ctx) -> Figure:
              translate("Figures", "bytes (hex)"), translate("Figures", "kind")]
     widths = [70.0, 70.0, 190.0, 230.0, 246.0]
     rh = 20.0
-    sel = ctx.session.selected_position if ctx.selection is ctx.session.selection else (
-        ctx.selection.position if ctx.selection.position is not None else len(sm.rows) - 1)
+    sel = ctx.session.selected_position if ctx.selection is ctx.session.selection else \
+        ctx.selection.position_in(len(sm.rows))
     strip = "".join(r.display for r in sm.rows)
     sh = text_height(strip, font(BODY_PX + 1, mono=True), 816)
 
