@@ -13,113 +13,51 @@ import html
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QBuffer, QIODevice, QMarginsF, QUrl
 from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocument
 
 from gpt2viz import __version__
 from gpt2viz.app import attribution_text as at
 from gpt2viz.app import report_text as rt
-from gpt2viz.core.model_folder.files import WriteError, atomic_write, check_writable
 from gpt2viz.core.generation.sampling import top_k_text
-from gpt2viz.core.session.session import CHOOSE, EMBED, LM_HEAD, TOKENS, Selection, Stage
+from gpt2viz.core.model_folder.files import WriteError, atomic_write, check_writable
+from gpt2viz.core.session.session import CHOOSE, Selection
+from gpt2viz.core.viewmodels.journey import journey
 from gpt2viz.widgets.figures import Theme, render_png
 
 IMG_W = 620  # width of a figure in the document, in its pixels (about the text width of an A4 page)
 
-# section -> (view of its figure, stage selected while drawing it); None: text only
-_FIGURE = {"tokens": "tokens", "embeddings": "embeddings", "position": None, "attention": "attention",
-           "mlp": "mlp", "residual": "residual", "lens": "lens", "lm_head": "pipeline", "sampling": "chart",
-           "kv_cache": None, "attribution": "attribution"}
-
-
-def _pct(p: float) -> str:
-    return f"{p:.1%}"
-
-
 def numbers(state) -> dict[str, dict]:
-    """The live numbers of every section, formatted (tokens quoted), plus which layer each figure shows."""
+    """Every section's numbers: the journey's pages for session A's newest token, then the attribution's
+    formatted strings (when the model can be attributed)."""
     from gpt2viz.core.analysis.path_graph import DEFAULT_THRESHOLD
-    from gpt2viz.core.viewmodels.embeddings import embedding_summary
-    from gpt2viz.core.viewmodels.lens import lens_target
-    from gpt2viz.core.viewmodels.mlp import ACTIVE, mlp_summary
     from gpt2viz.core.viewmodels.path import path_summary
-    from gpt2viz.core.viewmodels.pipeline import pipeline_summary
-    from gpt2viz.core.viewmodels.residual import residual_summary
-    from gpt2viz.core.viewmodels.tokens import tokens_summary
 
     s = state.session("A")
-    tok, cfg, h = s.model.tokenizer, s.model.config, s.history
-
-    def q(t):
-        return "“" + tok.token_display(int(t)) + "”"
-
-    base = Selection(position=None, stage=CHOOSE, layer=0, head=0)
-    ps = pipeline_summary(s, base)
-    ts = tokens_summary(s)
-    es = embedding_summary(s, base)
-    pos, token = ps.position, ps.token
-    common = dict(token=q(token), position=pos, n_tokens=ps.n_tokens, n_positions=ps.n_positions,
-                  vocab=f"{ps.vocab_size:,}", n_embd=ps.n_embd, n_layer=cfg.n_layer, n_head=cfg.n_head,
-                  d_mlp=f"{ps.d_mlp:,}", prompt=s.prompt)
-    out: dict[str, dict] = {}
-    out["tokens"] = {**common, "n_bytes": ts.n_bytes}
-    out["embeddings"] = {**common, "token_id": token, "embed_norm": f"{ps.embed_norm:.2f}",
-                         "nearest": ", ".join(f"{q(i)} {c:.3f}" for i, c in es.nearest[:6])}
-    cos_tp = float(np.dot(es.token_vec, es.pos_vec) / ((np.linalg.norm(es.token_vec) * np.linalg.norm(es.pos_vec))
-                                                        or 1.0))
-    out["position"] = {**common, "pos_norm": f"{ps.pos_norm:.2f}", "sum_norm": f"{ps.sum_norm:.2f}",
-                       "cos_tp": f"{cos_tp:+.3f}"}
-    focus = max(ps.blocks, key=lambda b: b.weight if b.key else b.weight * 0.5)  # position 0 is often a sink
-    out["attention"] = {**common, "layer": focus.layer, "head": focus.head, "weight": f"{focus.weight:.0%}",
-                        "key": focus.key, "key_token": q(ps.key_tokens[focus.key]),
-                        "blocks": "; ".join(f"{b.layer}: h{b.head} → {q(ps.key_tokens[b.key])} {b.weight:.0%}"
-                                            for b in ps.blocks),
-                        "_layer": focus.layer, "_head": focus.head}
-    writer = max(ps.blocks, key=lambda b: b.mlp_norm)
-    ms = mlp_summary(s, None, Selection(None, Stage.block(writer.layer), writer.layer, 0))
-    out["mlp"] = {**common, "layer": writer.layer, "mlp_norm": f"{writer.mlp_norm:.2f}", "n_active": ms.n_active,
-                  "active": ACTIVE, "promotes": ", ".join(q(i) for i, _ in ms.promotes[:6]), "_layer": writer.layer}
-    rs = residual_summary(s, base)
-    close = next((k for k, c in enumerate(rs.cos_to_final) if c >= 0.9), len(rs.cos_to_final) - 1)
-    out["residual"] = {**common, "first_norm": f"{rs.resid_norm[0]:.2f}", "last_norm": f"{rs.resid_norm[-1]:.2f}",
-                       "cos_half": "0.9", "half_block": max(0, close - 1)}
-    lt = lens_target(s, int(ps.top_ids[0]), base)
-    ranks = [int(r) for r in lt.ranks]
-    settled = next(k for k in range(len(ranks)) if all(r == 0 for r in ranks[k:]))
-    out["lens"] = {**common, "final_token": q(ps.top_ids[0]), "settled": settled, "final_prob": _pct(lt.probs[-1])}
-    out["lm_head"] = {**common, "ln_in": f"{ps.ln_in_norm:.2f}", "ln_out": f"{ps.ln_out_norm:.2f}",
-                      "top_logits": ", ".join(f"{q(i)} {v:.2f}" for i, v in zip(ps.top_ids, ps.top_logits)),
-                      "top_probs": ", ".join(f"{q(i)} {_pct(p)}" for i, p in zip(ps.top_ids, ps.top_probs)),
-                      "entropy": f"{ps.entropy:.2f}", "max_entropy": f"{ps.max_entropy:.1f}"}
-    c = ps.choice
-    st = s.sampling
-    out["sampling"] = {**common, "temperature": f"{st.temperature:g}",
-                       "top_k": top_k_text(st.top_k, rt.words()["off"]), "top_p": f"{st.top_p:g}", "seed": st.seed,
-                       "n_kept": f"{c.n_kept:,}", "chosen": q(c.chosen),
-                       "p_final": _pct(c.p_final), "p_raw": _pct(c.p_raw), "_chosen": int(c.chosen)}
-    out["kv_cache"] = {**common, "kv_mb": f"{s.kv_cache_mb():.2f}", "chosen": q(c.chosen)}
+    out: dict[str, dict] = {page.key: page.numbers for page in journey(s)}
     try:
         path = path_summary(s, "", "", DEFAULT_THRESHOLD)
     except Exception:  # noqa: BLE001 - attribution is a bonus: a model it cannot explain still gets a report
         path = None
     if path is not None:
-        out["attribution"] = {**common, "target": "“" + path.target_text + "”", "logit": f"{path.logit:.3f}",
-                              "headline": at.headline(path),
-                              "parts": ", ".join(f"{at.bar_label(b)} {b.value:+.2f}" for b in path.bars[:6])}
+        out[rt.ATTRIBUTION] = {"target": "“" + path.target_text + "”", "logit": f"{path.logit:.3f}",
+                               "headline": at.headline(path),
+                               "parts": ", ".join(f"{at.bar_label(b)} {b.value:+.2f}" for b in path.bars[:6])}
     return out
 
 
-def _selection_for(key: str, n: dict) -> Selection:
-    layer, head = n.get("_layer", 0), n.get("_head", 0)
-    stage = {"tokens": TOKENS, "embeddings": EMBED, "lm_head": LM_HEAD}.get(key, CHOOSE)
-    if key in ("attention", "mlp"):
-        stage = Stage.block(layer)
-    return Selection(position=None, stage=stage, layer=layer, head=head)
-
-
-def _public(n: dict) -> dict:
-    return {k: v for k, v in n.items() if not k.startswith("_")}
+def _figures(state) -> dict[str, tuple[str, Selection]]:
+    """Section -> (view, selection) of its figure: a journey page shows the view it opens, once (a page that
+    opens the same view as the page before it shows none); the attribution shows its ranked bars."""
+    out, last = {}, None
+    for page in journey(state.session("A")):
+        if page.view != last:
+            sel = Selection(position=None, stage=page.stage, layer=page.numbers.get("layer", 0),
+                            head=page.numbers.get("head", 0))
+            out[page.key] = (page.view, sel)
+        last = page.view
+    out[rt.ATTRIBUTION] = ("attribution", Selection(position=None, stage=CHOOSE, layer=0, head=0))
+    return out
 
 
 def build_document(state, command: str = "", theme: Theme = Theme(), scale: float = 2.0,
@@ -132,10 +70,11 @@ def build_document(state, command: str = "", theme: Theme = Theme(), scale: floa
     tok = m.tokenizer
     w = rt.words()
     nums = numbers(state)
-    keys = [k for k in (*rt.SECTIONS, "attribution") if k in nums]
+    keys = [k for k in (*rt.SECTIONS, rt.ATTRIBUTION) if k in nums]
+    figures = _figures(state)
     images: dict[str, QImage] = {}
     e = html.escape
-    chosen = nums["sampling"]["chosen"]
+    chosen = "“" + nums["choose"]["chosen_text"] + "”"
     generated = tok.decode(list(h.tokens[h.prompt_len:])) if len(h.tokens) > h.prompt_len else ""
     date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
@@ -159,15 +98,13 @@ def build_document(state, command: str = "", theme: Theme = Theme(), scale: floa
             raise InterruptedError("cancelled")
         n = nums[key]
         parts.append(f"<h2 style='page-break-before: always'>{i + 1}. {e(rt.section_title(key))}</h2>")
-        parts.append(f"<p>{e(rt.section_text(key, _public(n)))}</p>")
-        view = _FIGURE.get(key)
-        if view is not None:
-            fig = figure_of(state, view, {}, selection=_selection_for(key, n))
-            images[key] = render_png(fig, scale, theme)
+        parts += [f"<p>{e(para)}</p>" for para in rt.section_text(key, n).split("\n\n")]
+        if key in figures:
+            view, sel = figures[key]
+            images[key] = render_png(figure_of(state, view, {}, selection=sel), scale, theme)
             parts.append(f"<p align='center'><img src='fig-{key}.png' width='{img_w}'></p>")
-        if key == "attention":  # the head that focused most, large
-            fig = figure_of(state, "head", {}, selection=_selection_for(key, n))
-            images["head"] = render_png(fig, scale, theme)
+        if key == "attention":  # the head the page is about, large
+            images["head"] = render_png(figure_of(state, "head", {}, selection=figures[key][1]), scale, theme)
             parts.append(f"<p align='center'><img src='fig-head.png' width='{round(img_w * 0.8)}'></p>")
     ivs = interventions_text(s) or w["none"]
     files = m.manifest.get("files", {})

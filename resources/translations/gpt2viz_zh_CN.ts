@@ -1691,88 +1691,8 @@ B：{tb}</translation>
 <context>
     <name>Report</name>
     <message>
-        <source>Tokens: the text becomes numbers</source>
-        <translation>词元：文字变成数字</translation>
-    </message>
-    <message>
-        <source>Embeddings: a vector per token</source>
-        <translation>嵌入：每个词元一个向量</translation>
-    </message>
-    <message>
-        <source>Position: where the token stands</source>
-        <translation>位置编码：词元站在哪里</translation>
-    </message>
-    <message>
-        <source>Attention: reading the earlier tokens</source>
-        <translation>注意力：回头读前面的词元</translation>
-    </message>
-    <message>
-        <source>MLP: the neurons write</source>
-        <translation>前馈网络：神经元写入</translation>
-    </message>
-    <message>
-        <source>The residual stream: the sum every block writes into</source>
-        <translation>残差流：每个模块都往里写的总和</translation>
-    </message>
-    <message>
-        <source>Logit lens: the prediction forming, block by block</source>
-        <translation>Logit 透镜：预测逐个模块成形</translation>
-    </message>
-    <message>
-        <source>LM head and softmax: a score and a probability for every token</source>
-        <translation>LM 头与 Softmax：每个词元一个分数、一个概率</translation>
-    </message>
-    <message>
-        <source>Sampling: the choice</source>
-        <translation>采样：做出选择</translation>
-    </message>
-    <message>
-        <source>KV cache: what the next step reuses</source>
-        <translation>KV 缓存：下一步复用什么</translation>
-    </message>
-    <message>
         <source>Who wrote the answer: direct logit attribution</source>
         <translation>答案是谁写的：直接逻辑值归因</translation>
-    </message>
-    <message>
-        <source>The prompt “{prompt}” is {n_bytes} bytes of UTF-8; byte-pair encoding cuts it into {n_tokens} tokens, each an id in a vocabulary of {vocab} (a leading space belongs to the token). The token whose next token this report follows is {token} at position {position}. The model reads at most {n_positions} tokens.</source>
-        <translation>提示词“{prompt}”在 UTF-8 编码下共 {n_bytes} 个字节；字节对编码（BPE）把它切成 {n_tokens} 个词元，每个词元都是一个大小为 {vocab} 的词表里的编号（词前的空格属于该词元）。本报告追踪的是位置 {position} 上的 {token} 之后的下一个词元。模型一次最多读 {n_positions} 个词元。</translation>
-    </message>
-    <message>
-        <source>{token} (id {token_id}) is looked up in a table of {vocab} learned vectors of {n_embd} numbers; its vector has norm {embed_norm}. Its nearest tokens by cosine: {nearest}.</source>
-        <translation>在一张由 {vocab} 个训练得来的向量（每个 {n_embd} 个数）组成的表里查出 {token}（id {token_id}），它的向量范数为 {embed_norm}。按余弦相似度，与它最接近的词元是：{nearest}。</translation>
-    </message>
-    <message>
-        <source>GPT-2 has no notion of order except a second table: one learned vector per position. The vector of position {position} (norm {pos_norm}) is added to the token&apos;s; their sum (norm {sum_norm}) starts the residual stream. Cosine between the token and position vectors: {cos_tp}.</source>
-        <translation>除了第二张表，GPT-2 对顺序一无所知：这张表为每个位置存一个训练得来的向量。位置 {position} 的向量（范数 {pos_norm}）被加到词元向量上；两者之和（范数 {sum_norm}）就是残差流的起点。词元向量与位置向量的余弦相似度：{cos_tp}。</translation>
-    </message>
-    <message>
-        <source>Each of the {n_layer} blocks has {n_head} attention heads; a head lets {token} read earlier tokens and copy from them. The figure shows block {layer}, where head {head} is the most focused: {weight} of its attention goes to {key_token} (position {key}). Block by block: {blocks}.</source>
-        <translation>这 {n_layer} 个模块各有 {n_head} 个注意力头；一个头让 {token} 读取前面的词元，并从中复制信息。图中是第 {layer} 个模块，其中头 {head} 最集中：它把 {weight} 的注意力放在 {key_token}（位置 {key}）上。逐个模块来看：{blocks}。</translation>
-    </message>
-    <message>
-        <source>After attention, each block&apos;s MLP of {d_mlp} neurons reads the residual and writes into it. The figure shows block {layer}, whose MLP writes the most here (norm {mlp_norm}); {n_active} of its neurons fire above {active}. Its output, read by the unembedding, promotes {promotes}.</source>
-        <translation>注意力之后，每个模块的前馈网络（{d_mlp} 个神经元）读取残差流并向其写入。图中是第 {layer} 个模块，它的前馈网络在这里写入最多（范数 {mlp_norm}）；其中 {n_active} 个神经元的激活值高于 {active}。它的输出经反嵌入读出后，推高的是 {promotes}。</translation>
-    </message>
-    <message>
-        <source>The residual stream carries the token through the model: every attention and MLP adds to it. Its norm grows from {first_norm} after the embeddings to {last_norm} after the last block; its direction is within cosine {cos_half} of the final one by block {half_block}.</source>
-        <translation>残差流载着这个词元穿过整个模型：每一次注意力和前馈网络都往里累加。它的范数从嵌入之后的 {first_norm} 增长到最后一个模块之后的 {last_norm}；到第 {half_block} 个模块之后，它与最终方向的余弦相似度已不低于 {cos_half}。</translation>
-    </message>
-    <message>
-        <source>Read out early (final LayerNorm + unembedding after each block), the residual already predicts {final_token} from depth {settled} on; after the last block its probability is {final_prob}.</source>
-        <translation>提前读出（在每个模块之后做最终层归一化 + 反嵌入），残差流从深度 {settled} 起就已经预测出 {final_token}；最后一个模块之后，它的概率为 {final_prob}。</translation>
-    </message>
-    <message>
-        <source>The final LayerNorm rescales the residual (norm {ln_in} → {ln_out}); the LM head multiplies it by the {vocab} token embeddings again (tied weights) to score every possible next token: {top_logits}. Softmax turns the scores into probabilities that sum to 1: {top_probs}. Entropy {entropy} nats (0 = certain, {max_entropy} = uniform).</source>
-        <translation>最终层归一化重新缩放残差流（范数 {ln_in} → {ln_out}）；LM 头再把它乘以那 {vocab} 个词元嵌入（权重共享），给每个可能的下一个词元打分：{top_logits}。Softmax 把分数变成加起来等于 1 的概率：{top_probs}。熵为 {entropy} 奈特（0 = 确定，{max_entropy} = 均匀分布）。</translation>
-    </message>
-    <message>
-        <source>With temperature {temperature}, top-k {top_k}, top-p {top_p} and seed {seed}, {n_kept} candidates remain and the next step takes {chosen}: {p_final} after the settings, {p_raw} as the model gave it.</source>
-        <translation>在温度 {temperature}、Top-k {top_k}、Top-p {top_p}、随机种子 {seed} 的设置下，剩下 {n_kept} 个候选，下一步取 {chosen}：按当前设置为 {p_final}，模型原始给出 {p_raw}。</translation>
-    </message>
-    <message>
-        <source>To take that step the model does not rerun the whole text: every block keeps the keys and values of every earlier position ({n_layer} layers × 2 × {n_tokens} positions × {n_embd} numbers × 4 bytes = {kv_mb} MB). The step runs only {chosen} through the path above and appends its keys and values; the context holds {n_tokens} of {n_positions} positions.</source>
-        <translation>走这一步时，模型不会把整段文本重跑一遍：每个模块都保存着之前每个位置的键和值（{n_layer} 层 × 2 × {n_tokens} 个位置 × {n_embd} 个数 × 4 字节 = {kv_mb} MB）。这一步只让 {chosen} 沿上面的路径走一遍，并追加它的键和值；上下文已占用 {n_positions} 个位置中的 {n_tokens} 个。</translation>
     </message>
     <message>
         <source>The logit of {target} ({logit}) split into what each part of the model wrote directly (final LayerNorm scale frozen at the real residual). Largest source: {headline}. Top parts: {parts}.</source>
