@@ -117,8 +117,36 @@ class SublayerAblation:
 
 SUBLAYER_SITES = ("attn_out", "mlp_out")
 
-Intervention = HeadAblation | NeuronAblation | SublayerAblation | Patch | Steer
-_KINDS = (HeadAblation, NeuronAblation, SublayerAblation, Patch, Steer)
+@dataclass(frozen=True)
+class RankOneEdit:
+    """Add ``outer(u, v)`` to block ``layer``'s MLP output weight (the down-projection, [M, E] as GPT-2's Conv1D
+    stores it: ``mlp_out = post @ W_out + b_out``), for every position: a model edit (ROME), made by feeding the
+    edited weight to the graph (the weight is an input of the intervention graph), never by copying the file.
+
+    ``label`` names the edit where it is listed ("France: Paris -> Rome").
+    """
+
+    layer: int
+    u: tuple[float, ...] = field(repr=False)
+    v: tuple[float, ...] = field(repr=False)
+    label: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "u", _vector(self.u))
+        object.__setattr__(self, "v", _vector(self.v))
+
+    @property
+    def positions(self) -> None:
+        """A weight edit acts at every position."""
+        return None
+
+    def delta(self) -> np.ndarray:
+        """The change to the weight, [M, E] float32."""
+        return np.outer(np.asarray(self.u, np.float32), np.asarray(self.v, np.float32))
+
+
+Intervention = HeadAblation | NeuronAblation | SublayerAblation | Patch | Steer | RankOneEdit
+_KINDS = (HeadAblation, NeuronAblation, SublayerAblation, Patch, Steer, RankOneEdit)
 
 
 def validate(interventions, config: ModelConfig) -> None:
@@ -155,6 +183,18 @@ def validate(interventions, config: ModelConfig) -> None:
                 raise InterventionError(f"patch source has {len(iv.source)} values; {iv.site} needs {want}")
         if isinstance(iv, Steer) and len(iv.vector) != dims.d_model:
             raise InterventionError(f"steering vector has {len(iv.vector)} values; the model is {dims.d_model} wide")
+        if isinstance(iv, RankOneEdit) and (len(iv.u), len(iv.v)) != (dims.d_mlp, dims.d_model):
+            raise InterventionError(f"a rank-one edit of an MLP output weight needs u of {dims.d_mlp} and v of "
+                                    f"{dims.d_model} values, not {len(iv.u)} and {len(iv.v)}")
+
+
+def weight_edits(interventions) -> dict[int, np.ndarray]:
+    """Layer -> the sum of the rank-one edits to its MLP output weight ([M, E]), for the layers edited."""
+    out: dict[int, np.ndarray] = {}
+    for iv in interventions:
+        if isinstance(iv, RankOneEdit):
+            out[iv.layer] = out[iv.layer] + iv.delta() if iv.layer in out else iv.delta()
+    return out
 
 
 def needs_means(interventions) -> list[tuple[int, int]]:
@@ -274,6 +314,9 @@ def describe(iv) -> dict:
     elif isinstance(iv, Patch):
         d = {"kind": "patch", "site": iv.site, "layer": iv.layer, "position": iv.position, "head": iv.head,
              "source_norm": float(np.linalg.norm(iv.source))}
+    elif isinstance(iv, RankOneEdit):
+        d = {"kind": "rank_one_edit", "layer": iv.layer, "label": iv.label, "u_norm": float(np.linalg.norm(iv.u)),
+             "v_norm": float(np.linalg.norm(iv.v))}
     else:
         d = {"kind": "steer", "layer": iv.layer, "scale": iv.scale, "vector_norm": float(np.linalg.norm(iv.vector))}
     if not isinstance(iv, Patch):

@@ -16,11 +16,13 @@ from gpt2viz.core.engine.kv_cache import KVCache
 from gpt2viz.core.engine.memory import release_memory, trim_heap
 from gpt2viz.core.engine.plan import Plan
 from gpt2viz.core.engine.trace import Trace
+from gpt2viz.core.engine.weights import Weights
 from gpt2viz.core.graph.attention_rewrites import rewrite_attention
 from gpt2viz.core.graph.cuts import ONDEMAND_HOOKS, cut_graphs, family
 from gpt2viz.core.graph.gating import gate, gate_feeds, skipped_outputs
 from gpt2viz.core.graph.onnx_file import quiet_options, read_skeleton, session_options_for
 from gpt2viz.core.graph.surgery import strip_interventions
+from gpt2viz.core.graph.weight_inputs import WeightNotFound, expose_weights, mlp_out_weights
 from gpt2viz.core.hooks import (
     LAST_LOGITS,
     block_hook,
@@ -31,7 +33,7 @@ from gpt2viz.core.hooks import (
     scale_input,
     shift_input,
 )
-from gpt2viz.core.interventions import InterventionError, feeds, validate
+from gpt2viz.core.interventions import InterventionError, feeds, validate, weight_edits
 from gpt2viz.core.model_folder.manifest import (
     MODEL_FILE,
     TOKENIZER_FILE,
@@ -133,15 +135,28 @@ class Model:
         session_options_for(self.folder, self._opts)
         self._iv_session = None
         self._ondemand_sessions: OrderedDict = OrderedDict()
-        # Cut before stripping, so MLP sub-graphs keep the hook_post intervention inputs.
-        self._cuts = cut_graphs(skeleton, self.config.n_layer)
+        names = {i.name for i in skeleton.graph.input}
+        ivs = set(intervention_inputs(self.config.n_layer)) & names
+        # A graph that takes interventions also takes each block's MLP output weight (model edits, ROME):
+        # declared as inputs in memory only, in the graphs that run interventions and their sub-graphs.
+        iv_skeleton = skeleton
+        self._edit_weights: dict[int, str] = {}
+        if ivs:
+            try:
+                self._edit_weights = mlp_out_weights(skeleton, self.config.n_layer)
+            except WeightNotFound:  # a graph of another shape runs without model edits
+                self._edit_weights = {}
+            if self._edit_weights:
+                iv_skeleton = type(skeleton)()
+                iv_skeleton.CopyFrom(skeleton)
+                expose_weights(iv_skeleton, self._edit_weights.values())
+        # Cut before stripping, so MLP sub-graphs keep the hook_post intervention inputs (and the edit weights).
+        self._cuts = cut_graphs(iv_skeleton, self.config.n_layer)
         # Both graphs run gated (gpt2viz.core.graph.gating): a call skips the hooks and the LM head rows it
         # does not return; and their attention is rewritten to the same floats in fewer passes
         # (gpt2viz.core.graph.attention_rewrites). The skeleton itself stays as the file has it (lens and
         # sub-graphs read it).
-        self._iv_blob = self._runtime_graph(skeleton, strip=False)
-        names = {i.name for i in skeleton.graph.input}
-        ivs = set(intervention_inputs(self.config.n_layer)) & names
+        self._iv_blob = self._runtime_graph(iv_skeleton, strip=False)
         blob = self._runtime_graph(skeleton, strip=True) if ivs else self._iv_blob
         sess = ort.InferenceSession(blob, self._opts, providers=["CPUExecutionProvider"])
         if not ivs:
@@ -519,7 +534,26 @@ class Model:
             raise InterventionError(f"{self.folder} was exported before gpt2viz supported interventions: "
                                     f"upgrade it with `gpt2viz export {self.folder} --upgrade` or export it again")
         validate(interventions, self.config)
-        return feeds(interventions, start, length, self.config, means)
+        out = feeds(interventions, start, length, self.config, means)
+        edits = weight_edits(interventions)
+        if edits:
+            if not self._edit_weights:
+                raise InterventionError(f"{self.folder}'s graph has no MLP output weight gpt2viz can feed: "
+                                        "model edits need a GPT-2 exported by gpt2viz")
+            out.update(self._edited_weights(edits))
+        return out
+
+    def _edited_weights(self, edits: dict[int, np.ndarray]) -> dict[str, np.ndarray]:
+        """The MLP output weights with ``edits`` added, by input name; the last few are kept (a step feeds the
+        same edited weight as the prefill: made once)."""
+        key = tuple((L, d.tobytes().__hash__()) for L, d in sorted(edits.items()))
+        if getattr(self, "_edited_key", None) != key:
+            if not hasattr(self, "_weights"):
+                self._weights = Weights.of(self)
+            self._edited = {self._edit_weights[L]: np.ascontiguousarray(
+                self._weights.get(self._edit_weights[L]) + d, dtype=np.float32) for L, d in edits.items()}
+            self._edited_key = key
+        return self._edited
 
 
 def _identity(path: Path) -> tuple[int, int, int]:
