@@ -157,6 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from gpt2viz.commands import attribute
     attribute.add_parser(sub, _add_model)
+    from gpt2viz.commands import edit
+    edit.add_parser(sub, _add_model)
 
     m = sub.add_parser("models", help="list the model folders gpt2viz can find")
     m.add_argument("--json", action="store_true")
@@ -317,6 +319,12 @@ def cmd_patch(a) -> int:
     return run_patch(a, _open_model(a.model))
 
 
+def cmd_edit(a) -> int:
+    from gpt2viz.commands.edit import run
+
+    return run(a, _open_model)
+
+
 def cmd_attribute(a) -> int:
     from gpt2viz.commands.attribute import run
 
@@ -324,7 +332,8 @@ def cmd_attribute(a) -> int:
 
 
 COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models,
-            "snapshot": cmd_snapshot, "report": cmd_report, "patch": cmd_patch, "attribute": cmd_attribute}
+            "snapshot": cmd_snapshot, "report": cmd_report, "patch": cmd_patch, "attribute": cmd_attribute,
+            "edit": cmd_edit}
 
 
 def main(argv: list[str] | None = None) -> int:
