@@ -8,6 +8,12 @@ E d_model, M d_mlp, V vocabulary. A trace drops B.
 (Hugging Face's last `hidden_states` entry is *after* it).
 `attn.hook_attn_scores` holds the scaled dot products q·k/√D *before* the causal mask, so future
 positions show their raw score; `attn.hook_pattern` (after softmax) is exactly 0 there.
+
+Each LayerNorm (`ln1`, `ln2`, `ln_final`) has TransformerLens' two hooks: `hook_scale`
+= sqrt(mean((x - mean x)²) + eps) over the features, [B, P, 1], and `hook_normalized` = (x - mean x) / scale,
+*before* the LayerNorm's weight and bias. The LayerNorm's output (normalized * weight + bias, what the
+next layer reads) is not a hook: compute it from `hook_normalized` and the weights
+(`transformer.h.{L}.ln_1.weight` / `.bias`, `ln_2`, `transformer.ln_f`). docs/hooks.md lists every name.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from gpt2viz.core.config import ModelConfig
 # Per-block hooks in the order the computation produces them, with their shapes.
 BLOCK_HOOKS: tuple[tuple[str, str], ...] = (
     ("hook_resid_pre", "B P E"),
+    ("ln1.hook_scale", "B P 1"),
     ("ln1.hook_normalized", "B P E"),
     ("attn.hook_q", "B P H D"),
     ("attn.hook_k", "B P H D"),
@@ -26,6 +33,7 @@ BLOCK_HOOKS: tuple[tuple[str, str], ...] = (
     ("attn.hook_z", "B P H D"),
     ("hook_attn_out", "B P E"),
     ("hook_resid_mid", "B P E"),
+    ("ln2.hook_scale", "B P 1"),
     ("ln2.hook_normalized", "B P E"),
     ("mlp.hook_pre", "B P M"),
     ("mlp.hook_post", "B P M"),
@@ -34,12 +42,15 @@ BLOCK_HOOKS: tuple[tuple[str, str], ...] = (
 )
 
 EMBED_HOOKS: tuple[tuple[str, str], ...] = (("hook_embed", "B P E"), ("hook_pos_embed", "B P E"))
-FINAL_HOOKS: tuple[tuple[str, str], ...] = (("ln_final.hook_normalized", "B P E"), ("logits", "B P V"))
+FINAL_HOOKS: tuple[tuple[str, str], ...] = (("ln_final.hook_scale", "B P 1"), ("ln_final.hook_normalized", "B P E"),
+                                            ("logits", "B P V"))
+
 
 # Short aliases for `trace["pattern", 3]`, as in TransformerLens' ActivationCache.
 ALIASES: dict[str, str] = {
     "resid_pre": "hook_resid_pre",
     "ln1": "ln1.hook_normalized",
+    "ln1_scale": "ln1.hook_scale",
     "q": "attn.hook_q",
     "k": "attn.hook_k",
     "v": "attn.hook_v",
@@ -50,6 +61,7 @@ ALIASES: dict[str, str] = {
     "attn_out": "hook_attn_out",
     "resid_mid": "hook_resid_mid",
     "ln2": "ln2.hook_normalized",
+    "ln2_scale": "ln2.hook_scale",
     "pre": "mlp.hook_pre",
     "post": "mlp.hook_post",
     "mlp_out": "hook_mlp_out",
@@ -80,6 +92,18 @@ def hook_shapes(n_layer: int) -> dict[str, str]:
     return out
 
 
+def layernorm_inputs(n_layer: int) -> dict[str, str]:
+    """Each LayerNorm's hook prefix -> the hook that holds its input (what its ``hook_scale`` and
+    ``hook_normalized`` are computed from): ``{"blocks.0.ln1": "blocks.0.hook_resid_pre", ...,
+    "ln_final": "blocks.{n_layer-1}.hook_resid_post"}``."""
+    out = {}
+    for layer in range(n_layer):
+        out[block_hook(layer, "ln1")] = block_hook(layer, "hook_resid_pre")
+        out[block_hook(layer, "ln2")] = block_hook(layer, "hook_resid_mid")
+    out["ln_final"] = block_hook(n_layer - 1, "hook_resid_post")
+    return out
+
+
 def resolve(key: str | tuple[str, int]) -> str:
     """Turn ``"pattern", 3`` or a full name into the full hook name."""
     if isinstance(key, tuple):
@@ -89,10 +113,11 @@ def resolve(key: str | tuple[str, int]) -> str:
 
 
 def concrete_shape(letters: str, config: ModelConfig, positions: int, keys: int, batch: int = 1) -> tuple[int, ...]:
-    """Numbers for a shape's letters, for checking a tensor against the registry."""
+    """Numbers for a shape's letters, for checking a tensor against the registry (a digit is itself:
+    ``"B P 1"``)."""
     values = {"B": batch, "P": positions, "K": keys, "H": config.n_head, "D": config.d_head,
               "E": config.d_model, "M": config.d_mlp, "V": config.vocab_size}
-    return tuple(values[ch] for ch in letters.split())
+    return tuple(int(ch) if ch.isdigit() else values[ch] for ch in letters.split())
 
 
 # --- Intervention inputs -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import gpt2viz.core.engine.ondemand as ondemand
 from gpt2viz.core.engine.model import Model
 from gpt2viz.core.graph.gating import ALL_LOGITS, KEEP_HOOKS, LAST_LOGITS_SWITCH, gate, gate_feeds, gated_hooks
 from gpt2viz.core.graph.onnx_file import read_skeleton, session_options_for
+from gpt2viz.core.graph.surgery import LAYERNORM_TAG
 from gpt2viz.core.hooks import LAST_LOGITS
 
 CONFIGS = ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24", "l2h2e32"]
@@ -68,7 +69,7 @@ def test_switched_off_outputs_are_empty_and_the_rest_unchanged(exported):
     on = dict(zip(outs, gated.run(outs, {**feed, KEEP_HOOKS: t, ALL_LOGITS: t, LAST_LOGITS_SWITCH: t})))
     off = dict(zip(outs, gated.run(outs, {**feed, KEEP_HOOKS: f, ALL_LOGITS: f, LAST_LOGITS_SWITCH: f})))
     skipped = gated_hooks(model.config.n_layer) | {"logits", LAST_LOGITS}
-    assert len(skipped & set(outs)) == 13 * model.config.n_layer + 2
+    assert len(skipped & set(outs)) == 15 * model.config.n_layer + 2
     for o in outs:
         if o in skipped:
             assert off[o].size == 0, o
@@ -95,6 +96,14 @@ def test_each_blocks_switch_runs_right_after_its_block(exported):
         assert names.index(f"/transformer/h.{L}/mlp/c_proj/Gemm") < at
         if L < 3:
             assert at < names.index(f"/transformer/h.{L + 1}/ln_1/LayerNormalization")
+    # the nodes that compute a block's LayerNorm hooks run inside its switch: a call that skips the hooks
+    # does not compute them (the final LayerNorm's stay in the graph: they are never skipped)
+    ours = [n.name for n in skeleton.graph.node if n.name.startswith(LAYERNORM_TAG)]
+    assert ours and all(n.startswith(f"{LAYERNORM_TAG}ln_final/") for n in ours)
+    inside = {n.name for a in skeleton.graph.node if a.op_type == "If" for at in a.attribute if at.name == "then_branch"
+              for n in at.g.node}
+    assert {f"{LAYERNORM_TAG}blocks.{L}.{ln}/{op}" for L in range(4) for ln in ("ln1", "ln2")
+            for op in ("Sub", "Mul", "Reciprocal")} <= inside
     with pytest.raises(ValueError, match="gated already"):
         gate(skeleton, 4)
 

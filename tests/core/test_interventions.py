@@ -143,9 +143,10 @@ def test_fresh_exports_record_their_intervention_inputs(exported):
     import json
 
     from gpt2viz.core.hooks import intervention_inputs
+    from gpt2viz.core.model_folder.manifest import FORMAT_VERSION
 
     m = json.loads((exported["l4h2e24"] / "gpt2viz.json").read_text())
-    assert m["format_version"] == 2 and m["interventions"] == intervention_inputs(4)
+    assert m["format_version"] == FORMAT_VERSION and m["interventions"] == intervention_inputs(4)
     model = Model(exported["l4h2e24"])
     assert model.supports_interventions
     names = {o.name for o in model.intervention_session.get_outputs()}

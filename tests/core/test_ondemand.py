@@ -120,7 +120,8 @@ def test_rows_of_every_block_come_from_one_run(exported, short_threshold, monkey
     gen.start(_ids(model, 30))
     hist = gen.history()
     runs = _count_runs(monkeypatch)
-    names = ("pattern", "attn_scores", "z", "attn_out", "resid_mid", "pre", "post", "mlp_out", "ln1", "ln2")
+    names = ("pattern", "attn_scores", "z", "attn_out", "resid_mid", "pre", "post", "mlp_out", "ln1", "ln2",
+             "ln1_scale", "ln2_scale")
     for _ in range(2):
         rows = {(n, L): hist.hook_at((n, L), 29) for n in names for L in range(4)}
     assert runs == [("block", 24, 30)]

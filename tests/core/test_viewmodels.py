@@ -68,6 +68,8 @@ def test_pipeline_summary_matches_transformers(sess, hf):
         resid = hf.hidden_states[L + 1][0, pos].numpy() if L + 1 < len(s.blocks) else None
         if resid is not None:  # HF's last hidden state is after ln_f: compare the inner ones only
             assert b.resid_norm == pytest.approx(np.linalg.norm(resid), rel=1e-4)
+    # the final LayerNorm stage shows its output (HF's last hidden state), not ln_final.hook_normalized
+    assert s.ln_out_norm == pytest.approx(np.linalg.norm(hf.hidden_states[-1][0, pos].numpy()), rel=1e-5)
     logits = hf.logits[0, pos].numpy()
     assert s.top_ids == tuple(np.argsort(-logits)[:3])
     p = torch.softmax(hf.logits[0, pos].double(), 0).numpy()

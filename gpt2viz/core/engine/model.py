@@ -21,7 +21,7 @@ from gpt2viz.core.graph.attention_rewrites import rewrite_attention
 from gpt2viz.core.graph.cuts import ONDEMAND_HOOKS, cut_graphs, family
 from gpt2viz.core.graph.gating import gate, gate_feeds, skipped_outputs
 from gpt2viz.core.graph.onnx_file import quiet_options, read_skeleton, session_options_for
-from gpt2viz.core.graph.surgery import strip_interventions
+from gpt2viz.core.graph.surgery import add_layernorm_hooks, strip_interventions
 from gpt2viz.core.graph.weight_inputs import WeightNotFound, expose_weights, mlp_out_weights
 from gpt2viz.core.hooks import (
     LAST_LOGITS,
@@ -131,6 +131,12 @@ class Model:
         # bytes, was the load's peak: 2.1 GB for GPT-2 small; now 0.86 GB).
         self.layout = read_skeleton(path)
         skeleton, stored = self.layout
+        # A folder of format 1 or 2 shows the LayerNorm's output as `hook_normalized`: its graph gets the
+        # LayerNorm hooks of format 3 here, in memory, so a name holds the same tensor in every folder.
+        # What such a folder lacks is their export-time check (`gpt2viz export DIR --upgrade` makes it).
+        self.unchecked_hooks: tuple[str, ...] = ()
+        if "ln_final.hook_scale" not in {o.name for o in skeleton.graph.output}:
+            self.unchecked_hooks = tuple(add_layernorm_hooks(skeleton, self.config.n_layer))
         self._file_ids = {name: _identity(self.folder / name) for name in {s.file for s in stored.values()}}
         session_options_for(self.folder, self._opts)
         self._iv_session = None

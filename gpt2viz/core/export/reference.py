@@ -1,7 +1,10 @@
 """Every hook computed by transformers' PyTorch GPT-2: the oracle the ONNX graph is checked against.
 
 Values are read from the Hugging Face modules with forward hooks wherever a module produces them;
-only `attn_scores` (which no module outputs) is recomputed from the module's own q and k.
+`attn_scores` (which no module outputs) is recomputed from the module's own q and k, and each
+LayerNorm's `hook_scale` and `hook_normalized` (TransformerLens' values, before the weight and bias,
+which no module outputs either) are computed by their definition from the input the LayerNorm module
+receives.
 Needs the [export] extra (torch, transformers).
 """
 
@@ -12,6 +15,15 @@ import torch
 
 from gpt2viz.core.hooks import block_hook
 from gpt2viz.core.interventions import SITES, HeadAblation, NeuronAblation, Patch, Steer, SublayerAblation
+
+
+def layernorm_hooks(x: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """TransformerLens' LayerNorm hooks of input ``x`` [..., E], by their definition, in float64:
+    ``hook_scale`` = sqrt(mean((x - mean x)^2) + eps) [..., 1] and ``hook_normalized`` = (x - mean x) / scale."""
+    x = x.double()
+    centred = x - x.mean(-1, keepdim=True)
+    scale = (centred.pow(2).mean(-1, keepdim=True) + eps).sqrt()
+    return scale, centred / scale
 
 
 def _heads(x: torch.Tensor, n_head: int) -> torch.Tensor:
@@ -107,6 +119,11 @@ def reference_hooks(model, input_ids: np.ndarray, past: list[tuple[np.ndarray, n
             got[name] = fn(args[0]).detach().clone()
         return hook
 
+    def save_layernorm(prefix):
+        def hook(m, args):
+            got[f"{prefix}.hook_scale"], got[f"{prefix}.hook_normalized"] = layernorm_hooks(args[0], m.eps)
+        return hook
+
     tr = model.transformer
     for layer, block in enumerate(tr.h):
         mine = [iv for iv in interventions if iv.layer == layer]
@@ -138,19 +155,19 @@ def reference_hooks(model, input_ids: np.ndarray, past: list[tuple[np.ndarray, n
     for layer, block in enumerate(tr.h):
         name = lambda h, L=layer: block_hook(L, h)  # noqa: E731
         handles.append(block.register_forward_pre_hook(save_in(name("hook_resid_pre"))))
-        handles.append(block.ln_1.register_forward_hook(save_out(name("ln1.hook_normalized"))))
+        handles.append(block.ln_1.register_forward_pre_hook(save_layernorm(name("ln1"))))
         handles.append(block.attn.c_attn.register_forward_hook(save_out(name("_qkv"))))
         handles.append(block.attn.c_proj.register_forward_pre_hook(
             save_in(name("attn.hook_z"), lambda x: _heads(x, n_head))))
         handles.append(block.attn.register_forward_hook(save_out(name("hook_attn_out"), lambda o: o[0])))
         handles.append(block.ln_2.register_forward_pre_hook(save_in(name("hook_resid_mid"))))
-        handles.append(block.ln_2.register_forward_hook(save_out(name("ln2.hook_normalized"))))
+        handles.append(block.ln_2.register_forward_pre_hook(save_layernorm(name("ln2"))))
         handles.append(block.mlp.c_fc.register_forward_hook(save_out(name("mlp.hook_pre"))))
         handles.append(block.mlp.act.register_forward_hook(save_out(name("mlp.hook_post"))))
         handles.append(block.mlp.register_forward_hook(save_out(name("hook_mlp_out"))))
         handles.append(block.register_forward_hook(
             save_out(name("hook_resid_post"), lambda o: o[0] if isinstance(o, tuple) else o)))
-    handles.append(tr.ln_f.register_forward_hook(save_out("ln_final.hook_normalized")))
+    handles.append(tr.ln_f.register_forward_pre_hook(save_layernorm("ln_final")))
     try:
         out = model(input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=cache,
                     use_cache=True, output_attentions=True)

@@ -10,17 +10,18 @@ from onnx import TensorProto, helper, numpy_helper
 from gpt2viz.core.hooks import block_hook
 
 # Each family of on-demand hooks is the output of one sub-graph per block, read from the residual
-# stream as the block's attention or MLP sees it (after any intervention there): "attn": LayerNorm 1,
-# q, k, v, z, scores, pattern, the attention output and the residual after it, from hook_resid_pre
-# (hook_embed only gives the graph its [B, P] shape); "mlp": LayerNorm 2, pre- and post-activations
-# and the MLP output, from hook_resid_mid. A long prefill stores only the residual stream between
+# stream as the block's attention or MLP sees it (after any intervention there): "attn": LayerNorm 1's
+# scale and normalized value, q, k, v, z, scores, pattern, the attention output and the residual after
+# it, from hook_resid_pre (hook_embed only gives the graph its [B, P] shape); "mlp": LayerNorm 2's two,
+# pre- and post-activations and the MLP output, from hook_resid_mid. A long prefill stores only the residual stream between
 # blocks (one array per boundary, see Model.run): the lens grid reads it at every layer of many
 # positions; everything else views read one position at a time.
 FAMILIES = {
-    "attn": (("hook_resid_pre",), ("ln1.hook_normalized", "attn.hook_q", "attn.hook_k", "attn.hook_v",
-                                   "attn.hook_z", "attn.hook_attn_scores", "attn.hook_pattern",
+    "attn": (("hook_resid_pre",), ("ln1.hook_scale", "ln1.hook_normalized", "attn.hook_q", "attn.hook_k",
+                                   "attn.hook_v", "attn.hook_z", "attn.hook_attn_scores", "attn.hook_pattern",
                                    "hook_attn_out", "hook_resid_mid")),
-    "mlp": (("hook_resid_mid",), ("ln2.hook_normalized", "mlp.hook_pre", "mlp.hook_post", "hook_mlp_out")),
+    "mlp": (("hook_resid_mid",), ("ln2.hook_scale", "ln2.hook_normalized", "mlp.hook_pre", "mlp.hook_post",
+                                  "hook_mlp_out")),
 }
 
 

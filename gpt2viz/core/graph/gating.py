@@ -15,7 +15,9 @@ unchanged) with three boolean inputs, which every call feeds (:func:`gate_feeds`
   computation (:data:`gpt2viz.core.engine.ondemand.ONDEMAND_HOOKS`) come out of one ``If`` per block; fed
   false, that ``If`` returns empty tensors and the copies are never made. The residual stream, the
   embeddings and the final LayerNorm stay plain outputs. Either way the block computes exactly what
-  it computed before: the tensors are the same nodes' outputs, only their copies are skipped.
+  it computed before: the tensors are the same nodes' outputs, only their copies are skipped. The
+  nodes that only compute LayerNorm hooks (``hook_normalized`` before weight and bias) move inside
+  the ``If`` too, so a call that skips the hooks does not compute them.
 - ``ALL_LOGITS``: the LM head runs over every position (``logits``) only when fed
   true, otherwise over none.
 - ``LAST_LOGITS_SWITCH``: the same for ``last_logits``, the last position's row (what
@@ -34,7 +36,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from gpt2viz.core.graph.cuts import ONDEMAND_HOOKS
-from gpt2viz.core.graph.surgery import add_last_logits
+from gpt2viz.core.graph.surgery import LAYERNORM_TAG, add_last_logits
 from gpt2viz.core.hooks import LAST_LOGITS, block_hook
 
 KEEP_HOOKS = "gpt2viz.keep_hooks"
@@ -68,9 +70,26 @@ def _empty(name: str) -> onnx.NodeProto:
     return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.zeros(0, np.float32)))
 
 
-def _branch(name: str, nodes: list[onnx.NodeProto]) -> onnx.GraphProto:
-    outs = [helper.make_tensor_value_info(n.output[0], TensorProto.FLOAT, None) for n in nodes]
+def _branch(name: str, nodes: list[onnx.NodeProto], outputs: list[str]) -> onnx.GraphProto:
+    outs = [helper.make_tensor_value_info(t, TensorProto.FLOAT, None) for t in outputs]
     return helper.make_graph(nodes, name, [], outs)
+
+
+def _hook_only_nodes(tensor: str, producer: dict[str, onnx.NodeProto]) -> list[onnx.NodeProto]:
+    """The nodes that compute ``tensor`` for a LayerNorm hook and nothing else (surgery names them under
+    ``LAYERNORM_TAG``), in the order they run; none for any other hook's tensor."""
+    out: list[onnx.NodeProto] = []
+
+    def visit(t):
+        node = producer.get(t)
+        if node is None or not node.name.startswith(LAYERNORM_TAG) or any(node is n for n in out):
+            return
+        for i in node.input:
+            visit(i)
+        out.append(node)
+
+    visit(tensor)
+    return out
 
 
 def gate(model: onnx.ModelProto, n_layer: int) -> None:
@@ -92,12 +111,14 @@ def gate(model: onnx.ModelProto, n_layer: int) -> None:
     for layer in range(n_layer):
         hooks = [h for h in identity if h in gated and h.startswith(f"blocks.{layer}.")]
         tag = f"/gpt2viz/gate/blocks.{layer}"
+        private = [n for h in hooks for n in _hook_only_nodes(identity[h].input[0], producer)]
         keep = [helper.make_node("Identity", [identity[h].input[0]], [f"{tag}/{h}"]) for h in hooks]
         skip = [_empty(f"{tag}/{h}/skipped") for h in hooks]
         added.append(helper.make_node("If", [KEEP_HOOKS], hooks, name=tag,
-                                      then_branch=_branch(f"keep_{layer}", keep),
-                                      else_branch=_branch(f"skip_{layer}", skip)))
+                                      then_branch=_branch(f"keep_{layer}", private + keep, [n.output[0] for n in keep]),
+                                      else_branch=_branch(f"skip_{layer}", skip, [n.output[0] for n in skip])))
         drop.update(id(identity[h]) for h in hooks)
+        drop.update(id(n) for n in private)
     head = producer["logits"]
     if head.op_type != "MatMul":
         raise ValueError(f"logits are made by {head.op_type}, not the LM head's MatMul")

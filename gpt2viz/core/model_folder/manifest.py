@@ -11,8 +11,12 @@ from gpt2viz.core.config import ModelConfig
 FORMAT = "gpt2viz-model"
 # 2: intervention inputs (`blocks.{L}.{hook}.scale|shift`) and the `last_logits` output. Version 1 folders
 # still open and run; asking them for an intervention says how to upgrade them (`gpt2viz export DIR --upgrade`).
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+# 3: the LayerNorm hooks hold what TransformerLens holds: `*.hook_normalized` before the weight and bias,
+# and `*.hook_scale`. Version 1 and 2 folders (whose `hook_normalized` is the LayerNorm's output) get the
+# same hooks in memory when opened (gpt2viz.core.graph.surgery.add_layernorm_hooks); what they lack is the
+# export-time check of those hooks, which `gpt2viz export DIR --upgrade` makes and records.
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 MANIFEST = "gpt2viz.json"
 MODEL_FILE = "model.onnx"
 DATA_FILE = "model.onnx.data"

@@ -95,6 +95,13 @@ class PipelineSummary:
     target_delta: float | None = None  # at the output
 
 
+def _ln_final_output(session: Session, normalized: np.ndarray) -> np.ndarray:
+    """The final LayerNorm's output, what the LM head reads: ``ln_final.hook_normalized`` (TransformerLens'
+    value, before the weight and bias) times the weight plus the bias, in float32 like the graph."""
+    w = session.weights
+    return normalized * w.get("transformer.ln_f.weight") + w.get("transformer.ln_f.bias")
+
+
 def pipeline_summary(session: Session, selection: Selection | None = None) -> PipelineSummary | None:
     """The pipeline's numbers at the selected position, from the stored trace (no model call).
 
@@ -147,7 +154,7 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
         embed_norm=float(np.linalg.norm(e)), pos_norm=float(np.linalg.norm(p)), sum_norm=float(np.linalg.norm(e + p)),
         blocks=tuple(blocks),
         ln_in_norm=float(np.linalg.norm(h.hook_at(("resid_post", cfg.n_layer - 1), pos))),
-        ln_out_norm=float(np.linalg.norm(h.hook_at("ln_final.hook_normalized", pos))),
+        ln_out_norm=float(np.linalg.norm(_ln_final_output(session, h.hook_at("ln_final.hook_normalized", pos)))),
         top_ids=tuple(int(i) for i in order), top_logits=tuple(float(final[i]) for i in order),
         top_probs=tuple(float(probs[i]) for i in order), entropy=float(entropy(probs)),
         max_entropy=float(np.log(cfg.vocab_size)), choice=choice, next_token=nxt, target=target,
