@@ -107,7 +107,7 @@ def test_tokenizer_rebuild_script_matches_committed(tmp_path):
 
 
 def test_atlas_takes_interventions_france_moves_to_is_in_the_middle_blocks(atlas):
-    """The bundled folder was upgraded in place (format 2): ablation and patching work on it, and patching
+    """The bundled folder was upgraded in place (format 3): ablation and patching work on it, and patching
     the residual stream from "Germany" shows the fact travelling from " France" to " is" between the first
     and the last block (the figures the README cites)."""
     import numpy as np
@@ -131,3 +131,23 @@ def test_atlas_takes_interventions_france_moves_to_is_in_the_middle_blocks(atlas
     france, last = 3, len(ids) - 1
     assert t.metric[0, france] > 0.99 and t.metric[c.n_layer - 1, last] > 0.95
     assert t.metric[c.n_layer - 1, france] < 0.05 and t.metric[0, last] < 0.05
+
+
+def test_atlas_is_the_current_format_and_its_layernorm_hooks_are_transformerlens(atlas):
+    """The bundled folder carries the LayerNorm hooks in its file (nothing made in memory): hook_scale and
+    hook_normalized (before the weight and bias) are their definition from the LayerNorm's input."""
+    import numpy as np
+
+    from gpt2viz.core.model_folder.manifest import FORMAT_VERSION
+
+    assert atlas.manifest["format_version"] == FORMAT_VERSION and atlas.unchecked_hooks == ()
+    assert max(atlas.manifest["upgrades"][-1]["layernorm_relative_to_definition"].values()) <= 1e-6
+    trace, _ = atlas.run(atlas.tokenizer.encode("The capital of France is"), hooks=atlas.hook_names)
+    eps = atlas.manifest["config"]["layer_norm_epsilon"]
+    for L in range(atlas.config.n_layer):
+        for ln, source in (("ln1", "hook_resid_pre"), ("ln2", "hook_resid_mid")):
+            x = trace[f"blocks.{L}.{source}"].astype(np.float64)
+            centred = x - x.mean(-1, keepdims=True)
+            scale = np.sqrt((centred ** 2).mean(-1, keepdims=True) + eps)
+            np.testing.assert_allclose(trace[f"blocks.{L}.{ln}.hook_scale"], scale, rtol=1e-6)
+            np.testing.assert_allclose(trace[f"blocks.{L}.{ln}.hook_normalized"], centred / scale, rtol=0, atol=1e-5)
