@@ -50,6 +50,7 @@ KL_PROMPT = "{} is a"
 # (the same for every edit of that layer): a series of edits computes them once.
 _TORCH: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MOMENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PREFIXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per model and seed (ROME makes them once)
 
 
 class EditError(InterventionError):
@@ -223,7 +224,10 @@ def compute_edit(model, request: EditRequest, layer: int, *, stats_texts: Sequen
         if cancel is not None and cancel():
             raise Cancelled("cancelled")
 
-    prefixes = generate_prefixes(model, seed, cancel)
+    made = _PREFIXES.setdefault(model, {})
+    if seed not in made:
+        made[seed] = generate_prefixes(model, seed, cancel)
+    prefixes = made[seed]
     tick()
     texts = [p + request.prompt for p in prefixes]
     idx = [subject_last_index(tok, p, request.prompt, request.subject) for p in prefixes]

@@ -68,10 +68,10 @@ def test_twenty_seeded_edits_of_the_fact_table(atlas):
     texts = stats_text()
     rng = random.Random(0)
     eff, para, near = [], [], []
-    for i, fact in enumerate(rng.sample(facts, 20)):
+    for fact in rng.sample(facts, 20):
         other = rng.choice([f for f in facts if f["true"] != fact["true"]])
         edit = compute_edit(atlas, EditRequest(fact["prompt"], fact["subject"], other["true"]), LAYER,
-                            stats_texts=texts, seed=i).edit
+                            stats_texts=texts, seed=0).edit  # one set of prefixes for every edit, as ROME
         ivs = (edit,)
         eff.append(target_prob(atlas, fact["prompt"], other["true"], ivs) > target_prob(atlas, fact["prompt"],
                                                                                        fact["true"], ivs))
