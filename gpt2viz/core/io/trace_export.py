@@ -77,7 +77,9 @@ def export_trace(history, model, settings, npz_path: Path, force: bool = False,
         "attribution": attribution,
         # what was changed inside the graph for these numbers (every hook shows values after it)
         "interventions": [describe(iv) for iv in history.current.interventions],
-        "note": "attention hooks are [H, query, key] over the whole text; future keys are 0 (pattern) or NaN (scores)",
+        "note": "attention hooks are [H, query, key] over the whole text; future keys are 0 (pattern) or NaN (scores). "
+                "Each LayerNorm's hook_normalized is its value before the weight and bias and hook_scale its divisor, "
+                "as in TransformerLens (gpt2viz's docs/hooks.md)",
     }
     with StagedFiles(npz_path.parent if str(npz_path.parent) else Path("."), force) as staged:
         staged.write(npz_path.name, buf.getvalue())
