@@ -104,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--name", help="display name (default: the folder name)")
     e.add_argument("--force", action="store_true", help="replace an existing folder")
     e.add_argument("--upgrade", action="store_true",
-                   help="SOURCE is a gpt2viz model folder: add intervention inputs in place (no torch needed)")
+                   help="SOURCE is a gpt2viz model folder of an older format: bring it to the current one in place, "
+                        "checked hook by hook (intervention inputs, TransformerLens' LayerNorm hooks; no torch needed)")
 
     sn = sub.add_parser("snapshot", help="render a view of the app to PNG or SVG, headless (same widgets, offscreen)")
     sn.add_argument("--prompt", required=True)

@@ -151,7 +151,7 @@ def test_patch_unequal_lengths_exit_2_with_both_tokenisations(capsys, tiny_model
 
 def test_export_upgrade_refuses_a_current_folder(capsys, tiny_model_dir):
     code, _, err = run_cli(capsys, "export", str(tiny_model_dir), "--upgrade")
-    assert code == 2 and "already format version 2" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "already format version 3" in err and len(err.strip().splitlines()) == 1
 
 
 def test_run_json_first_ms_is_the_prefills_forward_time(capsys, monkeypatch, exported):
