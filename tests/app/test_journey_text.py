@@ -10,7 +10,7 @@ from gpt2viz.app import i18n
 from gpt2viz.app.journey_text import page_heading, page_text, page_title
 from gpt2viz.core.viewmodels.journey import PAGES, journey
 from gpt2viz.core.model_folder.locations import resolve_model
-from tests.core.test_viewmodels import make_session
+from tests.core.viewmodels.test_viewmodels import make_session
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

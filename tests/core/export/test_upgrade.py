@@ -17,7 +17,7 @@ from gpt2viz.core.engine.model import Model
 from gpt2viz.core.export import upgrade
 from gpt2viz.core.hooks import hook_shapes
 from gpt2viz.core.model_folder.manifest import FORMAT_VERSION, ModelFolderError, sha256_file
-from tests.core.upgrade_helpers import downgrade
+from tests.core.export.upgrade_helpers import downgrade
 
 IDS = [464, 3139, 286, 4881, 318, 11]
 

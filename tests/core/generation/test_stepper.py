@@ -118,7 +118,7 @@ def test_old_folder_says_how_to_upgrade_and_upgrade_works(exported, tmp_path):
 
     from gpt2viz.core.export.upgrade import upgrade_folder
     from gpt2viz.core.interventions import HeadAblation, InterventionError
-    from tests.core.upgrade_helpers import downgrade
+    from tests.core.export.upgrade_helpers import downgrade
 
     old = tmp_path / "old"
     shutil.copytree(exported["l2h2e16"], old)

@@ -17,7 +17,7 @@ import pytest
 from gpt2viz.core.engine.model import Model
 from gpt2viz.core.engine.weights import Weights
 from gpt2viz.core.hooks import hook_names
-from tests.core.upgrade_helpers import downgrade
+from tests.core.export.upgrade_helpers import downgrade
 
 CONFIGS = ["l2h2e16", "l3h4e32", "l1h1e8", "l4h2e24", "l2h2e32"]
 EPS = 1e-5  # the tiny configs' layer_norm_epsilon (GPT-2's)

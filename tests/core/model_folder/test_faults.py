@@ -21,7 +21,7 @@ from gpt2viz.core.generation.stepper import Generator
 from gpt2viz.core.io.trace_export import export_trace
 from gpt2viz.core.model_folder.manifest import ModelFolderError
 
-ATLAS = Path(__file__).resolve().parents[2] / "models" / "atlas"
+ATLAS = Path(__file__).resolve().parents[3] / "models" / "atlas"
 GREEDY = SamplingSettings(0.0, 0, 1.0, 0)
 HINT = "export it again with `gpt2viz export SOURCE --out"
 

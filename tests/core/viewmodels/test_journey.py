@@ -19,7 +19,7 @@ from gpt2viz.core.viewmodels.pipeline import pipeline_summary
 from gpt2viz.core.viewmodels.residual import residual_summary
 from gpt2viz.core.viewmodels.tokens import tokens_summary
 from gpt2viz.widgets.view_names import VIEWS
-from tests.core.test_viewmodels import make_session
+from tests.core.viewmodels.test_viewmodels import make_session
 
 
 @pytest.fixture(scope="module")
