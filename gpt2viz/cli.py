@@ -54,6 +54,9 @@ def add_ablation_flags(p: argparse.ArgumentParser) -> None:
                    help="zero block L's whole MLP output, bias included (repeatable)")
     p.add_argument("--mean-ablate-mlp", action="append", default=[], type=int, metavar="L",
                    help="set block L's MLP output to its mean over the prompt (repeatable)")
+    p.add_argument("--steer-feature", action="append", default=[], metavar="L.F=VALUE",
+                   help="add VALUE x feature F of block L's SAE (the model's own, saes/) to hook_resid_pre at "
+                        "every position, generated ones too (repeatable)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -160,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     attribute.add_parser(sub, _add_model)
     from gpt2viz.commands import edit
     edit.add_parser(sub, _add_model)
+    from gpt2viz.commands import features, train_sae
+    features.add_parser(sub, _add_model)
+    train_sae.add_parser(sub, _add_model)
 
     m = sub.add_parser("models", help="list the model folders gpt2viz can find")
     m.add_argument("--json", action="store_true")
@@ -332,9 +338,21 @@ def cmd_attribute(a) -> int:
     return run(a, _open_model)
 
 
+def cmd_features(a) -> int:
+    from gpt2viz.commands.features import run
+
+    return run(a, _open_model)
+
+
+def cmd_train_sae(a) -> int:
+    from gpt2viz.commands.train_sae import run
+
+    return run(a, _open_model)
+
+
 COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models,
             "snapshot": cmd_snapshot, "report": cmd_report, "patch": cmd_patch, "attribute": cmd_attribute,
-            "edit": cmd_edit}
+            "edit": cmd_edit, "features": cmd_features, "train-sae": cmd_train_sae}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""`gpt2viz run --ablate-head / --mean-ablate-head / --ablate-neuron`: flags -> intervention tuple."""
+"""`gpt2viz run --ablate-head / --mean-ablate-head / --ablate-neuron / --steer-feature`: flags -> intervention tuple."""
 
 from __future__ import annotations
 
@@ -21,8 +21,22 @@ def from_args(a, model) -> tuple:
                              ("ablate_mlp", "mlp_out", "zero"), ("mean_ablate_mlp", "mlp_out", "mean")):
         for L in getattr(a, flag, None) or []:
             ivs.append(SublayerAblation(int(L), site, mode))
+    ivs += feature_steering(getattr(a, "steer_feature", None) or [], model)
     validate(ivs, model.config)
     return tuple(ivs)
+
+
+def feature_steering(specs, model) -> list:
+    """``--steer-feature L.F=VALUE`` flags -> Steer interventions along the model's own SAEs' decoder directions
+    (SAEError, one line, when the model has no SAE for that block or F is out of range)."""
+    if not specs:
+        return []
+    from gpt2viz.core.features.shipped import open_sae
+    from gpt2viz.core.features.steering import FeatureSteer, parse_feature_value, to_interventions
+
+    steers = [FeatureSteer(L, F, v) for L, F, v in (parse_feature_value(s) for s in specs)]
+    saes = {L: open_sae(model, layer=L) for L in sorted({s.layer for s in steers})}
+    return list(to_interventions(model, saes, steers))
 
 
 def describe_all(ivs) -> list[dict]:
