@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.core.model_folder.files import WriteError, check_writable
 from gpt2viz.widgets.snapshot import export_all_layers, export_view
 
@@ -20,8 +21,8 @@ def run_snapshot(a) -> list[Path]:
     import os
     import tempfile
 
-    from gpt2viz.core.model_folder.locations import resolve_model
     from gpt2viz.core.generation.sampling import SamplingSettings
+    from gpt2viz.core.model_folder.locations import resolve_model
 
     out = Path(a.out).expanduser()
     if a.all_layers:
@@ -50,11 +51,10 @@ def run_snapshot(a) -> list[Path]:
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
+    from gpt2viz.app import i18n
     from gpt2viz.app.settings import Settings
     from gpt2viz.app.state import AppState
     from gpt2viz.widgets.main_window import MainWindow
-
-    from gpt2viz.app import i18n
 
     _app = QApplication.instance() or QApplication(["gpt2viz"])  # kept alive for the widgets below
     before = i18n.current_language()  # restored at the end: a caller in the same process keeps its language
@@ -83,7 +83,7 @@ def run_snapshot(a) -> list[Path]:
         state.load_model(str(folder))
         wait(lambda: state.history is not None and not state.busy)
         for _ in range(a.steps):
-            if state.session("A").context_full():
+            if state.session(SessionId.A).context_full():
                 break
             n = len(state.history.tokens)
             state.step()
@@ -143,7 +143,7 @@ def _prepare(a, state, win, wait) -> str:
             raise ValueError("--view patching needs --corrupt TEXT (the corrupted prompt; the --prompt is the clean one)")
     if b_text:
         win.open_compare(b_text)
-        wait(lambda: state.session("B").history is not None and not state.busy)
+        wait(lambda: state.session(SessionId.B).history is not None and not state.busy)
     if a.view == "patching":
         why = win.analysis.patching.check()
         if why:
@@ -153,7 +153,7 @@ def _prepare(a, state, win, wait) -> str:
     elif a.view == "causal-trace":
         from gpt2viz.core.analysis.causal_trace import default_subject, find_subject
 
-        ids = state.prompt_ids("A")
+        ids = state.prompt_ids(SessionId.A)
         if getattr(a, "subject", None):
             subject = find_subject(tok, ids, a.subject)
         else:
@@ -177,8 +177,8 @@ def run_report(a, command: str = "") -> Path:
     import os
     import tempfile
 
-    from gpt2viz.core.model_folder.locations import resolve_model
     from gpt2viz.core.generation.sampling import SamplingSettings
+    from gpt2viz.core.model_folder.locations import resolve_model
 
     out = Path(a.out).expanduser()
     if out.suffix.lower() not in (".pdf", ".html", ".htm"):
@@ -191,10 +191,9 @@ def run_report(a, command: str = "") -> Path:
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
+    from gpt2viz.app import i18n
     from gpt2viz.app.settings import Settings
     from gpt2viz.app.state import AppState
-
-    from gpt2viz.app import i18n
 
     _app = QApplication.instance() or QApplication(["gpt2viz"])  # kept alive: fonts and images need it
     before = i18n.current_language()  # restored at the end: a caller in the same process keeps its language
@@ -225,7 +224,7 @@ def run_report(a, command: str = "") -> Path:
         state.run_prompt(a.prompt)
         wait(lambda: state.history is not None and not state.busy)
         for _ in range(a.steps):
-            if state.session("A").context_full():
+            if state.session(SessionId.A).context_full():
                 break
             n = len(state.history.tokens)
             state.step()

@@ -18,8 +18,8 @@ from gpt2viz.core.analysis.lens import lens_at, residual_stack_at
 from gpt2viz.core.engine import model as runtime
 from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.engine.model import Model
-from gpt2viz.core.generation.stepper import Generator, History
 from gpt2viz.core.engine.weights import Weights
+from gpt2viz.core.generation.stepper import Generator, History
 
 
 def _fit(interventions, n_positions: int) -> tuple:
@@ -53,12 +53,15 @@ class InferenceWorker(QObject):
     sigResult = Signal(int, str, object)  # request, session, Result
     sigFailed = Signal(int, str, str)  # request, session, message for the user
     sigSkipped = Signal(int, str)  # request that needed no work (superseded, cancelled, or nothing to undo)
-    sigJob = Signal(int, str, object)  # request, job channel, the result of a long analysis
-    # Every request is answered by exactly one of these five signals: the state counts answers to
-    # know when the worker is idle.
-    # Not an answer: request, session or job channel, done, total (a long prefill's positions, or a
-    # patching table's / causal trace's graph calls).
+    # Every session request is answered by exactly one of these four signals: the request bus counts
+    # answers to know when the worker is idle.
+    # Not an answer: request, session, done, total (a long prefill's positions).
     sigProgress = Signal(int, str, int, int)
+    # Long analyses (app.jobs) have channels of their own, apart from sessions: each job is answered by
+    # sigJob (its summary, None when cancelled) or sigJobFailed; sigJobProgress counts its graph calls.
+    sigJob = Signal(int, str, object)  # request, job, summary or None
+    sigJobFailed = Signal(int, str, str)  # request, job, message for the user
+    sigJobProgress = Signal(int, str, int, int)  # request, job, done, total
 
     def __init__(self):
         super().__init__()
@@ -70,12 +73,18 @@ class InferenceWorker(QObject):
         # Newest start/load request per session. Written from the GUI thread while this thread runs, so
         # it is read and written only under the lock (queued calls could not overtake the queue they skip).
         self._barrier: dict[str, int] = {}
+        self._job_barrier: dict[str, int] = {}  # the same, per job channel (a namespace of its own)
         self._lock = threading.Lock()
 
     def supersede(self, session: str, req: int) -> None:
         """Skip every queued request of ``session`` older than ``req``. Thread-safe: call from any thread."""
         with self._lock:
             self._barrier[session] = max(req, self._barrier.get(session, 0))
+
+    def supersede_job(self, job: str, req: int) -> None:
+        """Cancel every request of job channel ``job`` older than ``req``. Thread-safe."""
+        with self._lock:
+            self._job_barrier[job] = max(req, self._job_barrier.get(job, 0))
 
     def supersede_all(self) -> None:
         """Skip everything still queued (shutting down). Thread-safe."""
@@ -86,6 +95,10 @@ class InferenceWorker(QObject):
     def _stale(self, session: str, req: int) -> bool:
         with self._lock:
             return getattr(self, "_all", False) or req < self._barrier.get(session, 0)
+
+    def _job_stale(self, job: str, req: int) -> bool:
+        with self._lock:
+            return getattr(self, "_all", False) or req < self._job_barrier.get(job, 0)
 
     def _emit(self, req: int, session: str, elapsed_ms: float, ran: bool, with_lens: bool = True) -> None:
         # The logit lens of the newest position is a [layers + 1, V] matmul (≈ 0.5 GFLOP for GPT-2
@@ -107,8 +120,8 @@ class InferenceWorker(QObject):
 
     def _baseline(self, gen: Generator, session: str, h: History):
         """The current tokens run without interventions: the newest position's logits and logit lens."""
-        from gpt2viz.core.hooks import block_hook
         from gpt2viz.core.generation.stepper import Frame
+        from gpt2viz.core.hooks import block_hook
 
         model, tokens = gen.model, tuple(h.tokens)
         prev = self._base.get(session)
@@ -216,25 +229,26 @@ class InferenceWorker(QObject):
         self._guard(req, session, go)
 
     @Slot(int, str, object)
-    def job(self, req: int, session: str, fn) -> None:
+    def job(self, req: int, job: str, fn) -> None:
         """Run a long analysis ``fn(progress, cancel)`` (patching table, causal trace) here; its result
-        goes out as sigJob. ``cancel`` is true once this request is superseded or cancelled."""
-        def go():
-            def cancel() -> bool:
-                return self._stale(session, req)
+        goes out as sigJob (None when cancelled). ``cancel`` is true once this request is superseded."""
+        def cancel() -> bool:
+            return self._job_stale(job, req)
 
-            def progress(done: int, total: int) -> None:
-                self.sigProgress.emit(req, session, int(done), int(total))
+        def progress(done: int, total: int) -> None:
+            self.sigJobProgress.emit(req, job, int(done), int(total))
 
-            from gpt2viz.core.engine.errors import Cancelled
-
-            try:
-                out = fn(progress, cancel)
-            except Cancelled:
-                self.sigSkipped.emit(req, session)
-                return
-            self.sigJob.emit(req, session, out)
-        self._guard(req, session, go)
+        if cancel():
+            self.sigJob.emit(req, job, None)
+            return
+        try:
+            out = fn(progress, cancel)
+        except Cancelled:
+            out = None
+        except Exception as e:  # noqa: BLE001 - every failure becomes a message; the thread lives on
+            self.sigJobFailed.emit(req, job, str(e) or type(e).__name__)
+            return
+        self.sigJob.emit(req, job, out)
 
     def _rewind(self, req: int, session: str, method: str) -> None:
         """Back or Reset: restore stored frames (no model call); nothing to undo is a skip."""

@@ -8,9 +8,21 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton,
-                               QSpinBox, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.compare import HeatmapSummary, align_tokens
 from gpt2viz.widgets.language import Retranslating
@@ -107,7 +119,7 @@ class _JobPanel(Retranslating, QWidget):
 
     @property
     def summary(self):
-        return self.state.session("A").analyses.get(self.channel)
+        return self.state.session(SessionId.A).analyses.get(self.channel)
 
     def tok(self):
         return self.state.model.tokenizer
@@ -163,18 +175,18 @@ class PatchingPanel(_JobPanel):
     def check(self) -> str | None:
         """Why patching cannot run now (None: it can)."""
         st = self.state
-        b = st.sessions.get("B")
+        b = st.sessions.get(SessionId.B)
         if st.history is None:
             return self.tr("Run prompt A first.")
         if b is None or b.history is None:
             return self.tr("Open a second prompt B (Compare) to patch A's states into it.")
-        al = align_tokens(st.prompt_ids("A"), st.prompt_ids("B"))
+        al = align_tokens(st.prompt_ids(SessionId.A), st.prompt_ids(SessionId.B))
         if not al.equal_length:
             tok = self.tok()
             show = lambda ids: " | ".join(tok.token_display(t) for t in ids)  # noqa: E731
             return self.tr("Patching needs prompts of the same number of tokens: A has {na}, B has {nb}.\n"
-                           "A: {ta}\nB: {tb}").format(na=len(st.prompt_ids("A")), nb=len(st.prompt_ids("B")),
-                                                      ta=show(st.prompt_ids("A")), tb=show(st.prompt_ids("B")))
+                           "A: {ta}\nB: {tb}").format(na=len(st.prompt_ids(SessionId.A)), nb=len(st.prompt_ids(SessionId.B)),
+                                                      ta=show(st.prompt_ids(SessionId.A)), tb=show(st.prompt_ids(SessionId.B)))
         return None
 
     def run(self) -> None:
@@ -223,8 +235,8 @@ class PatchingPanel(_JobPanel):
         from gpt2viz.core.interventions import Patch
 
         sm, st = self.summary, self.state
-        a = st.session("A")
-        if sm is None or a.history is None or "B" not in st.sessions:
+        a = st.session(SessionId.A)
+        if sm is None or a.history is None or SessionId.B not in st.sessions:
             return
         if not st.patching_is_current(sm):
             self.message.setText(self.tr("This table was made for earlier prompts: run it again to open its cells."))
@@ -235,7 +247,7 @@ class PatchingPanel(_JobPanel):
         else:
             ivs = tuple(Patch("head", r, p, a.history.hook_at(("z", r), p)[c], head=c)
                         for p in range(len(sm.clean_ids)))
-        st.set_interventions(ivs, "B")
+        st.set_interventions(ivs, SessionId.B)
         self.sigOpenPatched.emit()
 
 
@@ -285,8 +297,8 @@ class CausalPanel(_JobPanel):
         lay.addWidget(self.message)
         lay.addLayout(maps, 1)
         lay.addWidget(self.readout)
-        state.sigSelection.connect(lambda name: name == "A" and self._show_subject())
-        state.sigHistory.connect(lambda name: name == "A" and self._show_subject())
+        state.sigSelection.connect(lambda name: name == SessionId.A and self._show_subject())
+        state.sigHistory.connect(lambda name: name == SessionId.A and self._show_subject())
         self.retranslate()
         self._show_subject()  # built after tokens were Shift+clicked: show them at once
 
@@ -310,7 +322,7 @@ class CausalPanel(_JobPanel):
 
     def _show_subject(self) -> None:
         st = self.state
-        s = st.session("A")
+        s = st.session(SessionId.A)
         if s.subject and s.history is not None:
             tok = self.tok()
             self.subject.setText("".join(tok.token_text(int(s.history.tokens[p])) for p in s.subject
@@ -322,8 +334,8 @@ class CausalPanel(_JobPanel):
         from gpt2viz.core.interventions import InterventionError
 
         st = self.state
-        ids = st.prompt_ids("A")
-        s = st.session("A")
+        ids = st.prompt_ids(SessionId.A)
+        s = st.session(SessionId.A)
         if s.subject and all(p < len(ids) for p in s.subject):
             return s.subject
         text = self.subject.text()
@@ -347,7 +359,7 @@ class CausalPanel(_JobPanel):
                                        self.seed.value()):
             self.started()
             tok = self.tok()
-            ids = self.state.prompt_ids("A")
+            ids = self.state.prompt_ids(SessionId.A)
             self.message.setText(self.tr("Tracing with {subject} corrupted…").format(
                 subject="".join(tok.token_text(ids[p]) for p in subject)))
 

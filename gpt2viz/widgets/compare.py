@@ -6,9 +6,9 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.compare import PairedChart, paired_chart
 from gpt2viz.widgets.interventions import InterventionChips
@@ -53,7 +53,7 @@ class PairedBars(Retranslating, QWidget):
 
     def redraw(self) -> None:
         st = self.state
-        self.summary = sm = paired_chart(st.session("A"), st.sessions.get("B"))
+        self.summary = sm = paired_chart(st.session(SessionId.A), st.sessions.get(SessionId.B))
         for t in self.labels:
             self.plot.removeItem(t)
         self.labels = []
@@ -96,9 +96,9 @@ class CompareDock(Retranslating, QWidget):
         top.addWidget(self.prompt_lbl)
         top.addWidget(self.prompt, 1)
         top.addWidget(self.run_btn)
-        self.strip_a = TokenStrip(state, "A")
-        self.strip_b = TokenStrip(state, "B")
-        self.chips_b = InterventionChips(state, "B")
+        self.strip_a = TokenStrip(state, SessionId.A)
+        self.strip_b = TokenStrip(state, SessionId.B)
+        self.chips_b = InterventionChips(state, SessionId.B)
         self.a_lbl, self.b_lbl = QLabel("A"), QLabel("B")
         strips = QVBoxLayout()
         for lbl, strip in ((self.a_lbl, self.strip_a), (self.b_lbl, self.strip_b)):
@@ -109,8 +109,8 @@ class CompareDock(Retranslating, QWidget):
             strips.addLayout(row)
         self.bars = PairedBars(state)
         self.tabs = QTabWidget()
-        self.lens = (LensView(state, "A"), LensView(state, "B"))
-        self.attention = (AttentionView(state, "A"), AttentionView(state, "B"))
+        self.lens = (LensView(state, SessionId.A), LensView(state, SessionId.B))
+        self.attention = (AttentionView(state, SessionId.A), AttentionView(state, SessionId.B))
         for pair in (self.lens, self.attention):
             split = QSplitter(Qt.Horizontal)
             for v in pair:
@@ -158,7 +158,7 @@ class CompareDock(Retranslating, QWidget):
         from gpt2viz.core.viewmodels.compare import attention_difference, lens_difference
 
         st = self.state
-        a, b = st.session("A"), st.sessions.get("B")
+        a, b = st.session(SessionId.A), st.sessions.get(SessionId.B)
         self.lens_diff = ld = lens_difference(a, b)
         if ld is None:
             self.diff_note.setText(self.tr("The differences need two texts of the same number of tokens."))
@@ -177,5 +177,5 @@ class CompareDock(Retranslating, QWidget):
 
     def run(self) -> None:
         """Run B's prompt (B's interventions, e.g. a patch, are cleared: they belong to the old text)."""
-        self.state.set_interventions((), "B")
-        self.state.run_prompt(self.prompt.text(), "B")
+        self.state.set_interventions((), SessionId.B)
+        self.state.run_prompt(self.prompt.text(), SessionId.B)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.widgets.language import Retranslating
 
@@ -40,7 +41,7 @@ class StepControls(Retranslating, QWidget):
         state.sigHistory.connect(lambda _name: self._enable())
         state.sigBusy.connect(lambda _busy: self._enable())
         # Reset also cancels a long prompt still being read (even the first one, with nothing to reset to)
-        state.sigProgress.connect(lambda name, done, total: name == "A" and done < total
+        state.sigProgress.connect(lambda name, done, total: name == SessionId.A and done < total
                                   and self.reset_btn.setEnabled(True))
         self.retranslate()
         self._pace(self.pace.value())

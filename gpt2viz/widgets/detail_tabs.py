@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QTabWidget
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.session.session import StageKind
 from gpt2viz.widgets.language import Retranslating
@@ -20,7 +21,7 @@ from gpt2viz.widgets.views.tokens_view import TokensView
 class DetailTabs(Retranslating, QTabWidget):
     """Tokens, Embeddings, Attention, MLP, Logit lens, Residual, Path, for one session."""
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.state = state
         self.name = session

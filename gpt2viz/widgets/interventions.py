@@ -6,6 +6,7 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QToolButton, QWidget
 
 from gpt2viz.app.interventions_text import label
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.interventions import HeadAblation, NeuronAblation, SublayerAblation
 from gpt2viz.widgets.language import Retranslating
@@ -19,7 +20,7 @@ QToolButton { border: 1px solid rgb(200, 60, 60); border-radius: 9px; padding: 1
 class InterventionChips(Retranslating, QScrollArea):
     """One chip per intervention in force (click a chip's ✕ to remove it) and "Remove all"."""
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.state, self.name, self.session = state, session, state.session(session)
         self.setWidgetResizable(True)

@@ -13,6 +13,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from gpt2viz.app.journey_text import page_heading, page_text
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.journey import PAGES, JourneyPage, journey_page
 from gpt2viz.widgets.language import Retranslating
@@ -32,7 +33,7 @@ class JourneyPanel(Retranslating, QWidget):
 
     sigOpenView = Signal(str)
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.state, self.name, self.session = state, session, state.session(session)
         self.index = 0

@@ -8,14 +8,29 @@ from pathlib import Path
 
 from PySide6.QtCore import QProcess, Qt
 from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
-                               QMainWindow, QMessageBox, QProgressBar, QProgressDialog, QPushButton, QSplitter,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QProgressDialog,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gpt2viz.app import i18n
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
-from gpt2viz.core.model_folder.locations import find_models, resources_dir, resolve_model, user_models_dir
+from gpt2viz.core.model_folder.locations import find_models, resolve_model, resources_dir, user_models_dir
 from gpt2viz.core.model_folder.manifest import ModelFolderError
 from gpt2viz.widgets.controls import StepControls
 from gpt2viz.widgets.detail_tabs import DetailTabs
@@ -110,11 +125,11 @@ class MainWindow(Retranslating, QMainWindow):
         self._export: QProcess | None = None
         self.closing = False
 
-        state.sigModel.connect(lambda name: name == "A" and self._on_model())
-        state.sigHistory.connect(lambda name: name == "A" and self._update_status())
-        state.sigHistory.connect(lambda name: name == "A" and self._after_history())
+        state.sigModel.connect(lambda name: name == SessionId.A and self._on_model())
+        state.sigHistory.connect(lambda name: name == SessionId.A and self._update_status())
+        state.sigHistory.connect(lambda name: name == SessionId.A and self._after_history())
         state.sigBusy.connect(self._on_busy)
-        state.sigProgress.connect(lambda name, done, total: name == "A" and self._on_progress(done, total))
+        state.sigProgress.connect(lambda name, done, total: name == SessionId.A and self._on_progress(done, total))
         state.sigError.connect(self.show_error)
         self._fill_models()
         self._restore()
@@ -173,12 +188,12 @@ class MainWindow(Retranslating, QMainWindow):
         from gpt2viz.widgets.compare import CompareDock
 
         st = self.state
-        if "B" not in st.sessions:
+        if SessionId.B not in st.sessions:
             if st.model is None:
                 self.show_error(self.tr("No model is loaded: open a model folder from the Model menu."))
                 return
             text = prompt if prompt is not None else suggest_b(self.prompt.text())
-            st.open_session("B", text)
+            st.open_session(SessionId.B, text)
             self.compare = CompareDock(st)
             self.compare.prompt.setText(text)
             self.compare_dock.setWidget(self.compare)
@@ -283,7 +298,7 @@ class MainWindow(Retranslating, QMainWindow):
         an = self.menus["analysis"] = self.menuBar().addMenu("")
         for key, fn in (("compare", lambda: self.open_compare()), ("patching", lambda: self.open_analysis(0)),
                         ("causal", lambda: self.open_analysis(1)),
-                        ("clear_ivs", lambda: self.state.clear_interventions("A"))):
+                        ("clear_ivs", lambda: self.state.clear_interventions(SessionId.A))):
             a = self.actions_by_name[key] = QAction(self)
             a.triggered.connect(fn)
             an.addAction(a)
@@ -365,15 +380,15 @@ class MainWindow(Retranslating, QMainWindow):
             return []
         if view == "pipeline":
             layer = self.pipeline.block_at(global_pos)
-            return ablation_actions(menu, st, "A", block=layer) if layer is not None else []
+            return ablation_actions(menu, st, SessionId.A, block=layer) if layer is not None else []
         if view == "attention":
             head = self.detail.views["Attention"].head_at(global_pos)
             head = st.head if head is None else head
-            return ablation_actions(menu, st, "A", layer=st.layer, head=head)
+            return ablation_actions(menu, st, SessionId.A, layer=st.layer, head=head)
         if view == "mlp":
             neuron = self.detail.views["MLP"].neuron_at(global_pos)
-            return ablation_actions(menu, st, "A", layer=st.layer, neuron=neuron) if neuron is not None else []
-        return ablation_actions(menu, st, "A") if st.session("A").interventions else []
+            return ablation_actions(menu, st, SessionId.A, layer=st.layer, neuron=neuron) if neuron is not None else []
+        return ablation_actions(menu, st, SessionId.A) if st.session(SessionId.A).interventions else []
 
     def _bind_keys(self) -> None:
         for keys, fn in ((("Ctrl+Return", "Ctrl+Enter"), self.run_prompt), (("Space", "Right"), self._step_key),
@@ -530,8 +545,8 @@ class MainWindow(Retranslating, QMainWindow):
 
     def export_data(self) -> None:
         """Every hook of the current text as .npz, with tokens, settings and the model's hash in .json."""
-        from gpt2viz.core.model_folder.files import WriteError
         from gpt2viz.core.io.trace_export import export_trace
+        from gpt2viz.core.model_folder.files import WriteError
         from gpt2viz.widgets.snapshot import default_name, facts
 
         if not self._ready():

@@ -11,8 +11,9 @@ import html
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPen
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.stages import cell_text, explain, stage_title
 from gpt2viz.app.state import AppState
 from gpt2viz.core.session.session import Stage
@@ -27,7 +28,7 @@ class PipelineCells(QWidget):
 
     sigClicked = Signal(object)  # the Stage of the clicked cell
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.state = state
         self.session = state.session(session)
@@ -115,7 +116,7 @@ class PipelineCells(QWidget):
 class PipelineView(Retranslating, QWidget):
     """Pipeline cells, Previous/Next stage, and the selected stage's plain-language explanation."""
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.state = state
         self.name = session

@@ -19,6 +19,7 @@ from PySide6.QtGui import QImage, QPageLayout, QPageSize, QPdfWriter, QTextDocum
 from gpt2viz import __version__
 from gpt2viz.app import attribution_text as at
 from gpt2viz.app import report_text as rt
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.core.generation.sampling import top_k_text
 from gpt2viz.core.model_folder.files import WriteError, atomic_write, check_writable
 from gpt2viz.core.session.session import CHOOSE, Selection
@@ -33,7 +34,7 @@ def numbers(state) -> dict[str, dict]:
     from gpt2viz.core.analysis.path_graph import DEFAULT_THRESHOLD
     from gpt2viz.core.viewmodels.path import path_summary
 
-    s = state.session("A")
+    s = state.session(SessionId.A)
     out: dict[str, dict] = {page.key: page.numbers for page in journey(s)}
     try:
         path = path_summary(s, "", "", DEFAULT_THRESHOLD)
@@ -50,7 +51,7 @@ def _figures(state) -> dict[str, tuple[str, Selection]]:
     """Section -> (view, selection) of its figure: a journey page shows the view it opens, once (a page that
     opens the same view as the page before it shows none); the attribution shows its ranked bars."""
     out, last = {}, None
-    for page in journey(state.session("A")):
+    for page in journey(state.session(SessionId.A)):
         if page.view != last:
             sel = Selection(position=None, stage=page.stage, layer=page.numbers.get("layer", 0),
                             head=page.numbers.get("head", 0))
@@ -65,7 +66,7 @@ def build_document(state, command: str = "", theme: Theme = Theme(), scale: floa
     """The report as HTML (images referenced as ``fig-<section>.png``) and those images."""
     from gpt2viz.widgets.snapshot import figure_of, interventions_text
 
-    s = state.session("A")
+    s = state.session(SessionId.A)
     m, cfg, h = s.model, s.model.config, s.history
     tok = m.tokenizer
     w = rt.words()
@@ -164,7 +165,7 @@ def write_report(state, out: Path, force: bool = False, command: str = "", dark:
     writer.setPageSize(QPageSize(QPageSize.A4))
     writer.setPageMargins(QMarginsF(*margins_mm), QPageLayout.Millimeter)
     writer.setResolution(300)
-    writer.setTitle(rt.words()["title"] + " — " + state.session("A").prompt)
+    writer.setTitle(rt.words()["title"] + " — " + state.session(SessionId.A).prompt)
     writer.setCreator(f"gpt2viz {__version__}")
     doc.print_(writer)
     del writer  # ends the PDF

@@ -14,12 +14,11 @@ from PySide6.QtCore import QBuffer, QCoreApplication, QEvent, QIODevice
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
-from gpt2viz.core.model_folder.files import StagedFiles, WriteError, atomic_write, check_writable
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.core.interventions import describe
-
+from gpt2viz.core.model_folder.files import StagedFiles, WriteError, atomic_write, check_writable
 from gpt2viz.core.session.session import Stage
 from gpt2viz.widgets.view_names import PER_LAYER, TAB, VIEWS  # noqa: F401 - VIEWS is this module's API too
-
 
 
 def view_widget(window, view: str) -> QWidget:
@@ -55,10 +54,10 @@ def facts(state, view: str) -> dict[str, str]:
         out["Layer"] = str(state.layer)
     if view == "head":
         out["Head"] = str(state.head)
-    ivs = interventions_text(state.session("A"))
+    ivs = interventions_text(state.session(SessionId.A))
     if ivs:
         out["Interventions"] = ivs
-    b = state.sessions.get("B")
+    b = state.sessions.get(SessionId.B)
     if b is not None and b.history is not None and (view.startswith("compare") or view == "patching"):
         out["Prompt B"] = state.model.tokenizer.decode(list(b.history.tokens[: b.history.prompt_len]))
         ivb = interventions_text(b)
@@ -153,12 +152,12 @@ def view_options(window) -> dict:
     mlp = views.get(TAB["mlp"])
     if mlp is not None and mlp.neuron is not None:
         o["neuron"] = mlp.neuron
-    if "B" in window.state.sessions:
-        o["other"] = window.state.sessions["B"]
+    if SessionId.B in window.state.sessions:
+        o["other"] = window.state.sessions[SessionId.B]
     return o
 
 
-def figure_of(state, view: str, options: dict | None = None, selection=None, shared=None, session: str = "A"):
+def figure_of(state, view: str, options: dict | None = None, selection=None, shared=None, session: SessionId = SessionId.A):
     """The page figure of ``view`` for ``state``'s session (at ``selection``, default the session's)."""
     from gpt2viz.widgets.figures import Ctx, build
 
@@ -226,7 +225,7 @@ def export_all_layers(window, view: str, folder: Path, ext: str = "png", scale: 
         raise ValueError(f"'{view}' is not a per-layer view; choose one of {', '.join(PER_LAYER)}")
     folder = ensure_folder(Path(folder))
     state = window.state
-    session = state.session("A")
+    session = state.session(SessionId.A)
     n = state.model.config.n_layer
     options = view_options(window)
     theme = theme_for(window, dark)

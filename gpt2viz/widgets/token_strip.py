@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QToolButton, QWidget
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.widgets.language import Retranslating
 
@@ -22,7 +23,7 @@ class TokenStrip(Retranslating, QScrollArea):
 
     MAX_CHIPS = 400  # a 1024-token text would make the strip unusable; the newest are what matters
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.state = state
         self.name = session

@@ -3,12 +3,16 @@
 A Session holds the model, the prompt, the sampling settings, the interventions in force, the
 generation history and the selection. Everything here is synchronous; the app's worker thread
 produces histories and hands them to :meth:`Session.accept`.
+
+Like napari's EventedModel, a session changes only through its methods, and each method tells the
+listeners (:meth:`Session.subscribe`) which parts changed, so a view bound to it cannot miss a change.
 """
 
 from __future__ import annotations
 
 import enum
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -17,6 +21,9 @@ from gpt2viz.core.analysis.lens import residual_stack_at
 from gpt2viz.core.generation.sampling import Distribution, SamplingSettings, pick
 from gpt2viz.core.generation.stepper import History, context_full
 from gpt2viz.core.numeric import softmax
+
+# What a change notification names (Session.subscribe): the parts of a session its methods change.
+PARTS = ("model", "history", "selection", "sampling", "prompt", "interventions", "subject", "analyses")
 
 # The newest positions the lens grid shows; their lens columns are computed together (Session._fill_lens).
 LENS_WINDOW = 16
@@ -106,7 +113,8 @@ class Session:
     Notes
     -----
     ``interventions`` is a tuple of intervention objects (issue 10) forwarded with every run request;
-    it is empty until interventions exist.
+    it is empty until interventions exist. Read the fields freely; change them only through the
+    methods, which notify (see :data:`PARTS`).
     """
 
     name: str
@@ -130,6 +138,21 @@ class Session:
         # that prefix and survive steps and Back. Full [layers + 1, V] arrays are few; top tokens are many.
         self._lens_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._tops_cache: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._listeners: list[Callable[[frozenset[str]], None]] = []
+
+    # ---- change notification --------------------------------------------------------------------
+    def subscribe(self, listener: Callable[[frozenset[str]], None]) -> None:
+        """Call ``listener(parts)`` after every change made through this session's methods.
+
+        ``parts`` is a set of names from :data:`PARTS`: what changed in that one call.
+        """
+        self._listeners.append(listener)
+
+    def _notify(self, *parts: str) -> None:
+        changed = frozenset(p for p in parts if p)
+        if changed:
+            for listener in list(self._listeners):
+                listener(changed)
 
     # ---- model and results ----------------------------------------------------------------------
     @property
@@ -137,12 +160,49 @@ class Session:
         return self.model.config.n_layer if self.model is not None else 0
 
     def set_model(self, model, weights) -> None:
-        """Use a newly loaded model: the history and selection start over."""
+        """Use a newly loaded model: the history and selection start over; the interventions, the subject
+        and the analyses go (they name layers, heads and positions of the old model and text)."""
         self.model, self.weights, self.history, self.baseline = model, weights, None, None
-        self.selection = replace(Selection(), stage=self.selection.stage if not self.selection.stage.is_block
-                                 else CHOOSE)
+        old = self.selection
+        self.selection = replace(Selection(), stage=old.stage if not old.stage.is_block else CHOOSE)
         self._lens_cache.clear()
         self._tops_cache.clear()
+        had = {"interventions": self.interventions, "subject": self.subject, "analyses": self.analyses}
+        self.interventions, self.subject, self.analyses = (), (), {}
+        self._notify("model", "history", "selection" if self.selection != old else "",
+                     *(part for part, value in had.items() if value))
+
+    def set_prompt(self, text: str) -> bool:
+        """The text the next run reads; another text forgets the subject (positions of the old one)."""
+        if text == self.prompt:
+            return False
+        had_subject = bool(self.subject)
+        self.prompt, self.subject = text, ()
+        self._notify("prompt", "subject" if had_subject else "")
+        return True
+
+    def set_interventions(self, interventions) -> bool:
+        """Put ``interventions`` (a tuple) in force for the next runs. Returns True if they changed."""
+        interventions = tuple(interventions)
+        if interventions == self.interventions:
+            return False
+        self.interventions = interventions
+        self._notify("interventions")
+        return True
+
+    def set_subject(self, positions) -> bool:
+        """The prompt positions the causal trace corrupts. Returns True if they changed."""
+        subject = tuple(sorted({int(p) for p in positions}))
+        if subject == self.subject:
+            return False
+        self.subject = subject
+        self._notify("subject")
+        return True
+
+    def store_analysis(self, kind: str, summary) -> None:
+        """Keep the newest summary of a long analysis ("patching", "causal") for the views and exports."""
+        self.analyses[str(kind)] = summary
+        self._notify("analyses")
 
     def accept(self, history: History, elapsed_ms: float, lens: np.ndarray | None, ran_model: bool,
                lens_tops: tuple[np.ndarray, np.ndarray] | None = None, baseline=None) -> None:
@@ -163,8 +223,10 @@ class Session:
             self.last_ms = elapsed_ms
             self.model_runs += 1
         p = self.selection.position
-        if p is not None and p >= len(history.tokens):
+        moved = p is not None and p >= len(history.tokens)
+        if moved:
             self.selection = replace(self.selection, position=None)
+        self._notify("history", "selection" if moved else "")
 
     # ---- selection ------------------------------------------------------------------------------
     @property
@@ -178,6 +240,7 @@ class Session:
         new = replace(self.selection, **changes)
         changed = new != self.selection
         self.selection = new
+        self._notify("selection" if changed else "")
         return changed
 
     def select_position(self, position: int | None) -> bool:
@@ -202,6 +265,18 @@ class Session:
             return False  # likewise: a head the current model does not have
         return self._select(head=int(head))
 
+    def select_block(self, layer: int, head: int | None = None) -> bool:
+        """Focus block ``layer`` (and ``head`` when given) in one change; False if nothing changed or the
+        model has no such block or head."""
+        changes = {}
+        if head is not None:
+            n_head = self.model.config.n_head if self.model is not None else None
+            if n_head is None or 0 <= int(head) < n_head:
+                changes["head"] = int(head)
+        if self.model is None or 0 <= int(layer) < self.n_layer:
+            changes.update(stage=Stage.block(layer), layer=int(layer))
+        return self._select(**changes) if changes else False
+
     def move_stage(self, delta: int) -> bool:
         """The previous (-1) or next (+1) stage of the journey."""
         order = stages(self.n_layer)
@@ -217,6 +292,7 @@ class Session:
         new = replace(self.sampling, **changes)
         changed = new != self.sampling
         self.sampling = new
+        self._notify("sampling" if changed else "")
         return changed
 
     def distribution(self) -> tuple[Distribution, int] | None:

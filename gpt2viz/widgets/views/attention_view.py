@@ -9,6 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.attention import MAX_SIDE, AttentionSummary, attention_summary
 from gpt2viz.widgets.views.common import HoverImage, LazyView, layer_box, note, sync_layer_box, themed_plot, to_rgba
@@ -17,7 +18,7 @@ from gpt2viz.widgets.views.common import HoverImage, LazyView, layer_box, note, 
 class AttentionView(LazyView):
     """Head grid (query × key, causal mask grey), a large heatmap with read-out, and key bars."""
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.bind(state, session)
         self.layer = layer_box(state, session)

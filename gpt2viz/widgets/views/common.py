@@ -8,6 +8,8 @@ from PySide6.QtCore import QCoreApplication, QEvent, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSpinBox, QWidget
 
+from gpt2viz.app.sessions import SessionId
+
 _CMAP = pg.colormap.get("viridis")
 MASKED_RGBA = (110, 110, 110, 255)
 
@@ -83,7 +85,7 @@ def note(text: str = "") -> QLabel:
     return lbl
 
 
-def layer_box(state, session: str = "A") -> QSpinBox:
+def layer_box(state, session: SessionId = SessionId.A) -> QSpinBox:
     """A "layer N" spin box that selects that block for every view of ``session``."""
     box = LayerBox()
     box.valueChanged.connect(lambda v: state.select_block(v, session=session))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QPushButton, QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.embeddings import EmbeddingSummary, analogy_summary, embedding_summary
 from gpt2viz.widgets.views.common import LazyView, note, themed_plot
@@ -14,7 +15,7 @@ from gpt2viz.widgets.views.common import LazyView, note, themed_plot
 class EmbeddingsView(LazyView):
     """Heat strips of token, position and sum vectors with norms; 10 nearest tokens; a − b + c."""
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.bind(state, session)
         self.caption = note()

@@ -6,8 +6,18 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QHBoxLayout, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QLineEdit,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.lens import MAX_POSITIONS, LensGrid, LensTarget, lens_grid, lens_target
 from gpt2viz.widgets.views.common import LazyView, note, symbol_style, themed_plot
@@ -16,7 +26,7 @@ from gpt2viz.widgets.views.common import LazyView, note, symbol_style, themed_pl
 class LensView(LazyView):
     """Layers × positions grid of top tokens; a target token's probability and rank across depth."""
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.bind(state, session)
         self.caption = note()

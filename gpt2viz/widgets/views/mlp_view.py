@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QSplitter, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.mlp import ACTIVE, MlpSummary, mlp_summary
 from gpt2viz.widgets.views.common import LazyView, layer_box, note, symbol_style, sync_layer_box, themed_plot
@@ -15,7 +23,7 @@ from gpt2viz.widgets.views.common import LazyView, layer_box, note, symbol_style
 class MlpView(LazyView):
     """All d_mlp activations; top neurons by activation × ‖value‖; a neuron's value vector read as tokens."""
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.bind(state, session)
         self.layer = layer_box(state, session)

@@ -6,6 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.residual import residual_summary
 from gpt2viz.widgets.views.common import LazyView, note, symbol_style, themed_plot
@@ -14,7 +15,7 @@ from gpt2viz.widgets.views.common import LazyView, note, symbol_style, themed_pl
 class ResidualView(LazyView):
     """Norms per layer (residual, attention write, MLP write) and cosine to the final residual."""
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.bind(state, session)
         self.caption = note()

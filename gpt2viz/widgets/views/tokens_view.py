@@ -7,6 +7,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout
 
+from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.tokens import TokensSummary, tokens_summary
 from gpt2viz.widgets.views.common import LazyView, note
@@ -17,7 +18,7 @@ _BG = ("rgba(70,130,200,70)", "rgba(230,140,20,70)")  # alternate so boundaries 
 class TokensView(LazyView):
     """Boundaries over the text, and a table: position, id, token (visible spaces), bytes, readable."""
 
-    def __init__(self, state: AppState, session: str = "A", parent=None):
+    def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
         self.bind(state, session)
         self.summary_label = note()

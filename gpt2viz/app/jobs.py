@@ -1,0 +1,139 @@
+"""Long analyses (an activation patching table, a causal trace) run on the worker, one channel per kind.
+
+A job runs ``fn(progress, cancel)`` on the worker thread. Jobs have their own channels (:class:`Job`),
+apart from session ids: a newer job of the same kind, any new request to the model, or closing cancels
+the running one at its next graph call. QtCore only.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal
+
+from gpt2viz.core.session.session import Session
+
+
+class Job(str, enum.Enum):
+    """The kinds of long analysis; the value names the summary in ``Session.analyses``."""
+
+    PATCHING = "patching"
+    CAUSAL = "causal"
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
+
+
+def prompt_ids(session: Session | None) -> list[int]:
+    """The prompt's tokens of ``session``'s history (what the analyses run on); [] before a run."""
+    h = None if session is None else session.history
+    return [] if h is None else [int(t) for t in h.tokens[: h.prompt_len]]
+
+
+def _top_token(session: Session) -> int:
+    # the clean run's own top next token: what the analyses measure when no target is given
+    return int(np.argmax(session.history.frames[0].logits))
+
+
+def patching_job(a: Session, b: Session | None, site: str, target: int | None = None):
+    """``fn(progress, cancel)`` building the patching table with A clean and B corrupted, or None when B
+    is not open or either has not run."""
+    from gpt2viz.core.analysis.patching import patching_table
+    from gpt2viz.core.viewmodels.compare import patching_summary
+
+    if a.history is None or b is None or b.history is None:
+        return None
+    clean, corrupt, model = prompt_ids(a), prompt_ids(b), a.model
+    target = _top_token(a) if target is None else target
+
+    def job(progress, cancel):
+        t = patching_table(model, clean, corrupt, target, site, progress=progress, cancel=cancel)
+        return patching_summary(t, clean, corrupt)
+    return job
+
+
+def causal_job(a: Session, subject, target: int | None = None, noise: float = 3.0, samples: int = 10,
+               window: int = 1, seed: int = 0):
+    """``fn(progress, cancel)`` for ROME's causal trace of A's prompt with ``subject`` positions corrupted,
+    or None before A has run."""
+    from gpt2viz.core.analysis.causal_trace import causal_trace
+    from gpt2viz.core.viewmodels.compare import causal_summary
+
+    if a.history is None:
+        return None
+    ids, model, weights = prompt_ids(a), a.model, a.weights
+    target = _top_token(a) if target is None else target
+
+    def job(progress, cancel):
+        tr = causal_trace(model, weights, ids, subject, target, noise=noise, samples=samples, window=window,
+                          seed=seed, progress=progress, cancel=cancel)
+        return causal_summary(tr, ids)
+    return job
+
+
+class JobRunner(QObject):
+    """Sends jobs to the worker and turns its answers into progress and done signals.
+
+    Parameters
+    ----------
+    worker : InferenceWorker
+        Runs the jobs (its ``job`` slot is reached through a queued signal).
+    number : callable
+        Returns a fresh request number (shared with the session requests, so numbers never repeat).
+    store : callable
+        ``store(job, summary)``: keep a finished job's summary (on session A).
+    """
+
+    sigJobProgress = Signal(str, int, int)  # job, done, total
+    sigJobDone = Signal(str, object)  # job, its summary (None: cancelled or failed)
+    sigFailed = Signal(str)  # a job failed: the message for the user
+    _toJob = Signal(int, str, object)
+
+    def __init__(self, worker, number: Callable[[], int], store: Callable[[Job, object], None], parent=None):
+        super().__init__(parent)
+        self._worker, self._number, self._store = worker, number, store
+        self.active: dict[Job, int] = {}  # job -> its newest request
+        self._toJob.connect(worker.job)
+        worker.sigJob.connect(self._on_done)
+        worker.sigJobProgress.connect(self._on_progress)
+        worker.sigJobFailed.connect(self._on_failed)
+
+    def run(self, job: Job | str, fn) -> None:
+        """Run ``fn(progress, cancel)`` on the worker thread as ``job``; every running job is cancelled first."""
+        job = Job(job)
+        self.cancel()
+        req = self.active[job] = self._number()
+        self._worker.supersede_job(job.value, req)
+        self._toJob.emit(req, job.value, fn)
+
+    def cancel(self, job: Job | str | None = None) -> None:
+        """Cancel the running or queued ``job`` (default every job)."""
+        for j in [Job(job)] if job else list(self.active):
+            if j in self.active:
+                self._worker.supersede_job(j.value, self.active[j] + 1)
+
+    def _current(self, req: int, channel: str) -> Job | None:
+        job = Job(channel)
+        return job if self.active.get(job) == req else None
+
+    def _on_progress(self, req: int, channel: str, done: int, total: int) -> None:
+        if self._current(req, channel) is not None:
+            self.sigJobProgress.emit(channel, done, total)
+
+    def _on_done(self, req: int, channel: str, result) -> None:
+        job = self._current(req, channel)
+        if job is None:
+            return  # a cancelled job that finished anyway: a newer one of its kind owns the channel
+        del self.active[job]
+        if result is not None:
+            self._store(job, result)
+        self.sigJobDone.emit(job.value, result)
+
+    def _on_failed(self, req: int, channel: str, message: str) -> None:
+        if self._current(req, channel) is not None:
+            self._on_done(req, channel, None)
+            self.sigFailed.emit(message)

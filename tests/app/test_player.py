@@ -1,0 +1,82 @@
+"""Auto-play: steps run ahead of the redraws, stop at the context, and pausing shows what landed."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from gpt2viz.app.player import FRAME_S
+from gpt2viz.app.settings import Settings
+from gpt2viz.app.state import AppState
+
+
+@pytest.fixture
+def state(qtbot, tmp_path, exported):
+    st = AppState(Settings(str(tmp_path / "s.ini")))
+    st.load_model(str(exported["l2h2e16"]))
+    qtbot.waitUntil(lambda: st.model is not None and not st.busy, timeout=20000)
+    yield st
+    st.shutdown()
+
+
+def test_playing_at_full_speed_runs_ahead_and_stops_at_the_context(qtbot, state):
+    """At pace 0 several steps are in flight (the worker never waits for a redraw), never more than
+    PLAY_AHEAD, and never past the context: play stops by itself at 32 tokens without an error.
+    While playing, each step brings its lens-grid column (the tops the lens graph makes)."""
+    from gpt2viz.app.player import PLAY_AHEAD
+    from gpt2viz.core.analysis.lens import lens_at
+    from gpt2viz.core.numeric import lens_top
+
+    errors, in_flight = [], []
+    state.sigError.connect(errors.append)
+    state.run_prompt("The capital of France is")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    state.sigBusy.connect(lambda _b: in_flight.append(state.requests.pending))
+    state.set_pace(0)
+    state.play()
+    qtbot.waitUntil(lambda: not state.playing, timeout=60000)
+    qtbot.waitUntil(lambda: not state.busy, timeout=20000)
+    assert errors == [] and len(state.history.tokens) == 32
+    assert max(in_flight) == PLAY_AHEAD > 1
+    s = state.session("A")
+    for p in (10, 31):  # columns that came with auto-steps: the lens of that position, exactly
+        key = s._lens_key(p)
+        assert key in s._tops_cache
+        top, prob = lens_top(lens_at(s.history, s.weights, 2, p))
+        np.testing.assert_array_equal(s._tops_cache[key][0], top)
+        np.testing.assert_allclose(s._tops_cache[key][1], prob, rtol=1e-6)
+
+
+def test_pausing_with_steps_in_flight_shows_them(qtbot, state):
+    """Pause at full speed: the steps already requested still land, and the views get the newest one."""
+    shown = []
+    state.run_prompt("Hello")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    state.sigHistory.connect(lambda name: shown.append(len(state.history.tokens)))
+    state.set_pace(0)
+    state.play()
+    qtbot.waitUntil(lambda: len(state.history.tokens) >= 5, timeout=20000)
+    state.pause()
+    qtbot.waitUntil(lambda: not state.busy, timeout=20000)
+    n = len(state.history.tokens)
+    assert not state.playing and n < 32 and shown[-1] == n
+    qtbot.wait(300)
+    assert len(state.history.tokens) == n  # nothing steps on by itself after that
+
+
+def test_views_redraw_at_most_a_few_times_a_second_while_playing(qtbot, state):
+    """Results land faster than FRAME_S at pace 0; the history signal of A follows the frame time."""
+    stamps = []
+    state.run_prompt("Hello")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    state.sigHistory.connect(lambda name: stamps.append(time.perf_counter()))
+    state.set_pace(0)
+    t0 = time.perf_counter()
+    state.play()
+    qtbot.waitUntil(lambda: not state.playing, timeout=60000)
+    qtbot.waitUntil(lambda: not state.busy, timeout=20000)
+    # the first frame at once, then one per FRAME_S at most, and the newest when play stops by itself
+    assert len(stamps) <= 2 + (stamps[-1] - t0) / FRAME_S
+    assert len(stamps) < state.session("A").model_runs - 1 and len(state.history.tokens) == 32
