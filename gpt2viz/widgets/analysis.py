@@ -8,19 +8,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import (
-    QComboBox,
-    QDoubleSpinBox,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QProgressBar,
-    QPushButton,
-    QSpinBox,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton,
+                               QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState

@@ -8,23 +8,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QProcess, Qt
 from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence, QShortcut
-from PySide6.QtWidgets import (
-    QApplication,
-    QComboBox,
-    QDockWidget,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QMainWindow,
-    QMessageBox,
-    QProgressBar,
-    QProgressDialog,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
+                               QMainWindow, QMessageBox, QProgressBar, QProgressDialog, QPushButton, QSplitter,
+                               QVBoxLayout, QWidget)
 
 from gpt2viz.app import i18n
 from gpt2viz.app.sessions import SessionId

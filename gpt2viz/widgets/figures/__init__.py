@@ -11,22 +11,10 @@ import math
 
 from PySide6.QtCore import QCoreApplication, QRectF
 
-from gpt2viz.widgets.figures import analysis as _analysis  # noqa: F401 - registers patching, causal trace, compare
-from gpt2viz.widgets.figures.base import (
-    BODY_PX,
-    SMALL_PX,
-    Figure,
-    Scale,
-    Theme,
-    colorbar_width,
-    draw_colorbar,
-    draw_text,
-    fit,
-    font,
-    render_png,
-    svg_bytes,
-)
+from gpt2viz.widgets.figures.base import (BODY_PX, SMALL_PX, Figure, Scale, Theme, colorbar_width, draw_colorbar,
+                                          draw_text, fit, font, render_png, svg_bytes)
 from gpt2viz.widgets.figures.views import FIGURES, RANGES, Ctx, attention_range, build, with_layer
+from gpt2viz.widgets.figures import analysis as _analysis  # noqa: F401 - registers patching, causal trace, compare
 
 __all__ = ["Figure", "Theme", "Ctx", "FIGURES", "RANGES", "build", "render_png", "svg_bytes", "contact_sheet",
            "shared_range", "with_layer"]

@@ -7,22 +7,8 @@ import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
 
-from gpt2viz.widgets.figures.base import (
-    BODY_PX,
-    SMALL_PX,
-    Axes,
-    Figure,
-    Scale,
-    Theme,
-    colorbar_width,
-    draw_colorbar,
-    draw_heatmap,
-    draw_text,
-    fit,
-    font,
-    legend,
-    text_width,
-)
+from gpt2viz.widgets.figures.base import (BODY_PX, SMALL_PX, Axes, Figure, Scale, Theme, colorbar_width,
+                                          draw_colorbar, draw_heatmap, draw_text, fit, font, legend, text_width)
 from gpt2viz.widgets.figures.views import Ctx, _caption, _head_grid, figure, translate
 
 

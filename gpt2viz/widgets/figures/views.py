@@ -19,23 +19,9 @@ from PySide6.QtGui import QColor, QPainter, QPen
 from gpt2viz.app import attribution_text as at
 from gpt2viz.core.generation.sampling import top_k_text
 from gpt2viz.core.session.session import Selection, Session
-from gpt2viz.widgets.figures.base import (
-    BODY_PX,
-    SMALL_PX,
-    Axes,
-    Figure,
-    Scale,
-    Theme,
-    colorbar_width,
-    draw_colorbar,
-    draw_heatmap,
-    draw_text,
-    fit,
-    font,
-    legend,
-    text_height,
-    text_width,
-)
+from gpt2viz.widgets.figures.base import (BODY_PX, SMALL_PX, Axes, Figure, Scale, Theme, colorbar_width,
+                                          draw_colorbar, draw_heatmap, draw_text, fit, font, legend, text_height,
+                                          text_width)
 
 translate = QCoreApplication.translate  # lupdate reads calls spelled translate("Figures", "...")
 

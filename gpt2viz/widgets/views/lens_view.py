@@ -6,16 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHBoxLayout,
-    QLineEdit,
-    QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QHBoxLayout, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
