@@ -312,7 +312,7 @@ def cmd_report(a) -> int:
 def cmd_app(a) -> int:
     try:
         from gpt2viz.app import qt_messages
-        from gpt2viz.widgets.main_window import run_app
+        from gpt2viz.launch import run_app
     except ImportError as e:  # a headless install without Qt's libraries
         raise CliError(f"the desktop app cannot start: {e}. The command line (`gpt2viz run`, "
                        "`gpt2viz tokenize`) works without it") from None

@@ -1,25 +1,26 @@
-"""The main window: prompt, token strip, pipeline, stage detail, next-token chart, step controls."""
+"""The main window: prompt, token strip, pipeline, stage detail, next-token chart, step controls.
+
+The Export menu's flows live in widgets/export_actions.py, Get GPT-2 in widgets/get_gpt2.py, and opening
+the window from the command line in gpt2viz/launch.py.
+"""
 
 from __future__ import annotations
 
-import html
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QProcess, Qt
-from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
-                               QMainWindow, QMessageBox, QProgressBar, QProgressDialog, QPushButton, QSplitter,
-                               QVBoxLayout, QWidget)
+                               QMainWindow, QMessageBox, QProgressBar, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
 from gpt2viz.app import i18n
 from gpt2viz.app.sessions import SessionId
-from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
-from gpt2viz.core.model_folder.locations import find_models, resolve_model, resources_dir, user_models_dir
-from gpt2viz.core.model_folder.manifest import ModelFolderError
+from gpt2viz.core.model_folder.locations import find_models, user_models_dir
 from gpt2viz.widgets.controls import StepControls
 from gpt2viz.widgets.detail_tabs import DetailTabs
+from gpt2viz.widgets.export_actions import ExportActions
 from gpt2viz.widgets.fonts import has_cjk_font
 from gpt2viz.widgets.interventions import InterventionChips, ablation_actions
 from gpt2viz.widgets.journey import JourneyPanel
@@ -28,6 +29,9 @@ from gpt2viz.widgets.pipeline import PipelineView
 from gpt2viz.widgets.prob_chart import ProbabilityChart
 from gpt2viz.widgets.snapshot import view_title
 from gpt2viz.widgets.token_strip import TokenStrip
+
+if TYPE_CHECKING:
+    from gpt2viz.widgets.compare import CompareDock
 
 DEFAULT_PROMPT = "The capital of France is"
 
@@ -105,6 +109,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.addDockWidget(Qt.BottomDockWidgetArea, self.compare_dock)
         self.tabifyDockWidget(self.analysis_dock, self.compare_dock)  # full width each, a tab apart
         self.compare_dock.hide()
+        self.exports = ExportActions(self)  # the Export menu's flows
         self._build_menu()
         self._bind_keys()
         self._context_menus()
@@ -122,6 +127,9 @@ class MainWindow(Retranslating, QMainWindow):
         self.retranslate()
         self._cjk_warned = False
         self.check_fonts()
+        # A newcomer's first keystrokes go into the prompt (the model box would take them as a model choice).
+        self.prompt.setFocus()
+        self._focus_step_after_run = False
         problem = state.settings.problem()  # a damaged or unwritable settings file: said once, the app goes on
         if problem:
             self.show_error(problem)
@@ -156,6 +164,8 @@ class MainWindow(Retranslating, QMainWindow):
         a["export_view"].setText(self.tr("Export &view as PNG or SVG…"))
         a["export_layers"].setText(self.tr("Export &all layers…"))
         a["export_data"].setText(self.tr("Export &data (every hook, .npz + .json)…"))
+        a["report"].setText(self.tr("&Report… (the next token's whole journey, PDF or HTML)"))
+        a["dark"].setText(self.tr("Dark &figures"))
         a["journey"].setText(self.tr("&Guided journey through the stages"))
         a["journey"].setToolTip(self.tr("One page per stage of the token's life, with your prompt's numbers "
                                         "(PgDown / PgUp to turn pages)"))
@@ -265,12 +275,12 @@ class MainWindow(Retranslating, QMainWindow):
         a.triggered.connect(self.export_data)
         e.addAction(a)
         e.addSeparator()
-        a = QAction(self.tr("&Report… (the next token's whole journey, PDF or HTML)"), self)
+        a = self.actions_by_name["report"] = QAction(self)
         # triggered(bool) would arrive as ``path=False``: the menu action always asks where
         a.triggered.connect(lambda _checked=False: self.export_report())
         e.addAction(a)
         e.addSeparator()
-        self.dark_action = a = QAction(self.tr("Dark &figures"), self)
+        self.dark_action = a = self.actions_by_name["dark"] = QAction(self)
         a.setCheckable(True)
         a.setChecked(self.state.settings.text("export/dark", "0") == "1")
         a.toggled.connect(lambda on: self.state.settings.set("export/dark", "1" if on else "0"))
@@ -297,46 +307,37 @@ class MainWindow(Retranslating, QMainWindow):
             group.addAction(act)
             lang.addAction(act)
             self.language_actions[code] = act
-        self.export_scale = 2.0  # PNGs at twice the screen resolution: sharp on slides and in papers
 
     @property
     def export_dark(self) -> bool:
         """Figures on a dark background (Export → Dark figures); light, for paper, by default."""
         return self.dark_action.isChecked()
 
+    # ---- export (the flows live in widgets/export_actions.py) --------------------------------------
+    def export_view(self, view: str | None = None) -> None:
+        """Ask where, then write ``view`` (default: the focused one) as PNG or SVG."""
+        self.exports.export_view(view)
+
+    def export_all_layers(self) -> None:
+        """One image per layer of the attention or MLP view, a contact sheet and index.json."""
+        self.exports.export_all_layers()
+
+    def export_data(self) -> None:
+        """Every hook of the current text as .npz + .json."""
+        self.exports.export_data()
+
     def export_report(self, path: str | None = None) -> None:
-        """Ask where, then write the journey report of the current text (progress dialog, cancel)."""
-        from gpt2viz.core.model_folder.files import WriteError
-        from gpt2viz.widgets.report import write_report
+        """Ask where (unless ``path`` is given), then write the journey report of the current text."""
+        self.exports.export_report(path)
 
-        if not self._ready():
-            return
-        if path is None:
-            start = str(Path(self.state.settings.text("export/folder", str(Path.home()))) / "gpt2viz-report.pdf")
-            path, _ = QFileDialog.getSaveFileName(self, self.tr("Export the journey report"), start,
-                                                  self.tr("PDF document (*.pdf);;HTML page (*.html)"))
-            if not path:
-                return
-        dlg = QProgressDialog(self.tr("Writing the report…"), self.tr("Cancel"), 0, 12, self)
-        dlg.setMinimumDuration(0)
+    @property
+    def export_scale(self) -> float:
+        """PNG resolution factor of the Export menu's pictures."""
+        return self.exports.scale
 
-        def progress(done: int, total: int) -> bool:
-            dlg.setMaximum(total)
-            dlg.setValue(done)
-            QApplication.processEvents()
-            return not dlg.wasCanceled() and not self.closing  # closing the window stops the report too
-
-        try:
-            out = write_report(self.state, Path(path), force=True, dark=self.export_dark, progress=progress)
-        except InterruptedError:
-            return
-        except (WriteError, OSError) as e:
-            self._export_failed(e)
-            return
-        finally:
-            dlg.reset()
-        self.state.settings.set("export/folder", str(Path(path).parent))
-        self.statusBar().showMessage(self.tr("saved {0}").format(out), 8000)
+    @export_scale.setter
+    def export_scale(self, scale: float) -> None:
+        self.exports.scale = scale
 
     def _context_menus(self) -> None:
         """Right-click on the pipeline, the chart or a detail view: export that view."""
@@ -411,9 +412,11 @@ class MainWindow(Retranslating, QMainWindow):
 
     # ---- actions --------------------------------------------------------------------------------
     def run_prompt(self) -> None:
+        """Run the prompt box's text (Run, Enter, Ctrl+Enter); its result hands the keyboard to Step."""
         if self.state.model is None:
             self.show_error(self.tr("No model is loaded: open a model folder from the Model menu."))
             return
+        self._focus_step_after_run = True
         self.state.run_prompt(self.prompt.text())
 
     def open_folder(self) -> None:
@@ -446,110 +449,6 @@ class MainWindow(Retranslating, QMainWindow):
             w = w.parentWidget()
         return view_of_tab(next(k for k, v in self.detail.views.items() if v is self.detail.currentWidget()))
 
-    def _ready(self) -> bool:
-        if self.state.history is None:
-            self.show_error(self.tr("Run a prompt first: there is nothing to export yet."))
-            return False
-        return True
-
-    def _export_failed(self, e: OSError) -> None:
-        from gpt2viz.core.model_folder.files import WriteError, describe_os_error
-
-        reason = str(e) if isinstance(e, WriteError) else describe_os_error(e)
-        self.show_error(self.tr("The export did not finish: {reason}\n\nNo partial file was left behind; "
-                                "files that were there before are unchanged.").format(reason=reason))
-
-    def export_view(self, view: str | None = None) -> None:
-        """Ask where, then write the focused view (PNG at 2x, or SVG). The dialog asks before overwriting."""
-        from gpt2viz.core.model_folder.files import WriteError
-        from gpt2viz.widgets.snapshot import default_name, export_view, facts
-
-        if not self._ready():
-            return
-        view = view or self.focused_view()
-        start = str(Path(self.state.settings.text("export/folder", str(Path.home()))) /
-                    default_name(facts(self.state, view), "png"))
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export {view}").format(view=view_title(view)), start,
-                                              self.tr("PNG image (*.png);;SVG drawing (*.svg)"))
-        if not path:
-            return
-        try:
-            out = export_view(self, view, Path(path), self.export_scale, force=True)  # the dialog asked already
-        except (WriteError, OSError) as e:
-            self._export_failed(e)
-            return
-        except ValueError as e:  # the view has nothing to draw yet (e.g. no patching table computed)
-            self.show_error(self.tr("Nothing to export yet: {why}.").format(why=e))
-            return
-        self.state.settings.set("export/folder", str(Path(path).parent))
-        self.statusBar().showMessage(self.tr("saved {path}").format(path=out), 8000)
-
-    def export_all_layers(self) -> None:
-        """One image per layer of the attention or MLP view, a contact sheet and index.json, with progress."""
-        from gpt2viz.core.model_folder.files import WriteError
-        from gpt2viz.widgets.snapshot import export_all_layers
-
-        if not self._ready():
-            return
-        view = self.focused_view()
-        view = view if view in ("attention", "mlp") else "attention"
-        folder = QFileDialog.getExistingDirectory(self,
-                                                  self.tr("Export every layer of {view} into…").format(
-                                                      view=view_title(view)),
-                                                  self.state.settings.text("export/folder", str(Path.home())))
-        if not folder:
-            return
-        existing = [p for p in Path(folder).glob("*.png")] + [p for p in Path(folder).glob("index.json")]
-        force = False
-        if existing:
-            ans = QMessageBox.question(self, self.tr("Replace files?"), self.tr(
-                "{folder} already holds {n} exported files; replace those with the same names?").format(
-                folder=folder, n=len(existing)))
-            if ans != QMessageBox.Yes:
-                return
-            force = True
-        n = self.state.model.config.n_layer
-        dlg = QProgressDialog(self.tr("Exporting {n} layers of {view}…").format(n=n, view=view_title(view)),
-                              self.tr("Cancel"), 0, n, self)
-        dlg.setMinimumDuration(0)
-
-        def progress(done: int, total: int) -> bool:
-            dlg.setValue(done)
-            QApplication.processEvents()
-            return not dlg.wasCanceled() and not self.closing
-
-        try:
-            index = export_all_layers(self, view, Path(folder), "png", self.export_scale, force, progress)
-        except (WriteError, OSError) as e:
-            self._export_failed(e)
-            return
-        finally:
-            dlg.reset()
-        self.state.settings.set("export/folder", folder)
-        self.statusBar().showMessage(self.tr("saved {n} images, a contact sheet and index.json in {folder}").format(
-            n=len(index['files']), folder=folder), 10000)
-
-    def export_data(self) -> None:
-        """Every hook of the current text as .npz, with tokens, settings and the model's hash in .json."""
-        from gpt2viz.core.io.trace_export import export_trace
-        from gpt2viz.core.model_folder.files import WriteError
-        from gpt2viz.widgets.snapshot import default_name, facts
-
-        if not self._ready():
-            return
-        start = str(Path(self.state.settings.text("export/folder", str(Path.home()))) /
-                    default_name(facts(self.state, "data"), "npz"))
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export data"), start, self.tr("NumPy archive (*.npz)"))
-        if not path:
-            return
-        try:
-            npz, js = export_trace(self.state.history, self.state.model, self.state.sampling,
-                                   Path(path).with_suffix(".npz"), force=True, weights=self.state.weights)
-        except (WriteError, OSError) as e:
-            self._export_failed(e)
-            return
-        self.statusBar().showMessage(self.tr("saved {npz} and {json}").format(npz=npz, json=js.name), 8000)
-
     def _on_model_picked(self, i: int) -> None:
         folder = self.model_box.itemData(i)
         if folder and (self.state.model is None or Path(folder).resolve() != self.state.model.folder):
@@ -564,10 +463,12 @@ class MainWindow(Retranslating, QMainWindow):
         self.model_box.setCurrentIndex(i)
         self._update_status()
         self.run_prompt()
+        self._focus_step_after_run = False  # a run the model's loading started: the keyboard stays in the prompt
 
     def _after_history(self) -> None:
         # After Run, hand the keyboard to Step so Space walks on at once; the prompt keeps Space for typing.
-        if self.prompt.hasFocus() and self.state.history is not None:
+        if self._focus_step_after_run and self.prompt.hasFocus() and self.state.history is not None:
+            self._focus_step_after_run = False
             self.controls.step_btn.setFocus()
 
     def _on_busy(self, busy: bool) -> None:
@@ -605,79 +506,18 @@ class MainWindow(Retranslating, QMainWindow):
         self.last_error = message
 
     def get_gpt2(self) -> None:
-        """Export real GPT-2 in a separate process, with progress and cancel."""
-        out = user_models_dir() / "gpt2"
-        proc = QProcess(self)
-        proc.setProgram(sys.executable)
-        proc.setArguments(["-m", "gpt2viz", "export", "gpt2", "--out", str(out)])
-        dlg = QProgressDialog(self.tr("Exporting GPT-2 (124M): download, ONNX export, validation…"),
-                              self.tr("Cancel"), 0, 0, self)
-        dlg.setWindowTitle(self.tr("Get GPT-2"))
-        dlg.setMinimumWidth(520)
-        log: list[str] = []
+        """Export real GPT-2 in a separate process, with progress and cancel; open it when it is written."""
+        from gpt2viz.widgets.get_gpt2 import get_gpt2
 
-        def on_output():
-            text = bytes(proc.readAllStandardError()).decode(errors="replace")
-            log.extend(line for line in text.splitlines() if line.strip())
-            if log:
-                dlg.setLabelText(html.escape(log[-1])[:200])
-
-        def on_done(code, _status):
-            dlg.reset()
+        def ready(folder) -> None:
             self._export = None
-            if code == 0:
-                self._fill_models()
-                self.state.load_model(str(out))
-            elif not dlg.wasCanceled():
-                last = log[-1] if log else self.tr("the export failed")
-                self.show_error(self.tr("Could not get GPT-2: {error}\n\nWithout network: download "
-                                        "'openai-community/gpt2' (config.json, model.safetensors, tokenizer.json) on "
-                                        "another machine, then run `gpt2viz export <that folder> --out {out}`. The "
-                                        "export needs `pip install 'gpt2viz[export]'`.").format(error=last, out=out))
+            self._fill_models()
+            self.state.load_model(str(folder))
 
-        proc.readyReadStandardError.connect(on_output)
-        proc.finished.connect(on_done)
-        dlg.canceled.connect(proc.kill)
-        self._export = proc
-        proc.start()
-        dlg.show()
-
-
-def _prepared_state(win: MainWindow, a, pending: list) -> None:
-    """Once the first run (and its steps) are in: the command line's interventions, prompt B and analysis."""
-    from gpt2viz.commands.interventions import from_args
-    from gpt2viz.core.interventions import InterventionError
-
-    st = win.state
-    todo = ["ivs", "compare", "analysis"]
-
-    def go(_name=None) -> None:
-        if not todo or pending[0] > 0 or st.history is None or st.busy:
-            return
-        what = todo.pop(0)
-        try:
-            if what == "ivs":
-                ivs = from_args(a, st.model)
-                if ivs:
-                    st.set_interventions(ivs)
-                    return  # the re-run's result calls go() again
-            elif what == "compare" and getattr(a, "compare", None):
-                win.open_compare(a.compare)
-                return
-            elif what == "analysis" and getattr(a, "analysis", None):
-                if a.analysis == "patching":
-                    win.open_analysis(0)
-                    win.analysis.patching.run()
-                else:
-                    win.open_analysis(1)
-                    if getattr(a, "subject", None):
-                        win.analysis.causal.subject.setText(a.subject)
-                    win.analysis.causal.run()
-        except InterventionError as e:
-            win.show_error(str(e))
-        go()
-
-    st.sigHistory.connect(go)
+        def failed(message: str) -> None:
+            self._export = None
+            self.show_error(message)
+        self._export = get_gpt2(self, ready, failed)
 
 
 def suggest_b(prompt: str) -> str:
@@ -692,77 +532,3 @@ def _caption(text: str = "") -> QLabel:
     lbl = QLabel(text)
     lbl.setStyleSheet("color: palette(mid); font-size: 9pt")
     return lbl
-
-
-def close_on_signals(win: QMainWindow) -> None:
-    """Ctrl+C in the terminal or SIGTERM closes the window as its close button would (settings saved, worker stopped).
-
-    Python runs signal handlers only between bytecodes, never while Qt waits for events: the signal's
-    wake-up byte on a socket pair wakes the event loop, and the handler then runs.
-    """
-    import signal
-    import socket
-
-    from PySide6.QtCore import QSocketNotifier, QTimer
-
-    try:
-        r, w = socket.socketpair()
-        r.setblocking(False)
-        w.setblocking(False)
-        signal.set_wakeup_fd(w.fileno())
-    except (OSError, ValueError):  # not the main thread, or no socket pairs: keep the defaults
-        return
-    notifier = QSocketNotifier(r.fileno(), QSocketNotifier.Read, win)
-
-    def drain() -> None:
-        try:
-            r.recv(64)
-        except OSError:
-            pass
-
-    notifier.activated.connect(drain)
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_a: QTimer.singleShot(0, win.close))
-    win._signal_wakeup = (r, w, notifier)  # kept alive with the window
-
-
-def run_app(model_spec: str | None = None, settings_path: str | None = None, prompt: str | None = None,
-            steps: int = 0, lang: str | None = None, journey: int | None = None, args=None) -> int:
-    """Open the main window with ``model_spec`` (a folder or name), else the last or the default model.
-
-    ``prompt`` replaces the remembered prompt; it runs as soon as the model is loaded, then ``steps``
-    tokens are generated (a lesson can open on a prepared state). ``lang`` ("en" / "zh") overrides the
-    remembered or system language for this run; ``journey`` opens the guided journey at that page (1-based).
-    """
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("gpt2viz")
-    app.setStyle("Fusion")  # Fusion follows the system's light or dark colour scheme
-    icon = resources_dir() / "icons" / "gpt2viz.svg"
-    if icon.is_file():
-        app.setWindowIcon(QIcon(str(icon)))
-    settings = Settings(settings_path)
-    i18n.install(i18n.choose_language(lang, settings), app)
-    state = AppState(settings)
-    win = MainWindow(state)
-    if prompt is not None:
-        win.prompt.setText(prompt)
-    if journey is not None:
-        win.open_journey(journey - 1)
-    pending = [steps]
-
-    def auto_step(_name=None):
-        if pending[0] > 0 and state.history is not None and not state.busy:
-            pending[0] -= 1
-            state.step()
-    state.sigHistory.connect(auto_step)
-    if args is not None:
-        _prepared_state(win, args, pending)
-    close_on_signals(win)
-    win.show()
-    try:
-        last = state.settings.text("model/last") if model_spec is None else ""
-        folder = resolve_model(model_spec) if (model_spec or not last or not Path(last).is_dir()) else Path(last)
-        state.load_model(str(folder))
-    except ModelFolderError as e:
-        win.show_error(str(e))
-    return app.exec()

@@ -174,13 +174,3 @@ def write_report(state, out: Path, force: bool = False, command: str = "", dark:
     if not data.startswith(b"%PDF") or b"%%EOF" not in data[-64:]:
         raise WriteError(f"{out}: Qt did not write a complete PDF")
     return atomic_write(out, data, force)
-
-
-def page_count(pdf: bytes) -> int:
-    """Pages of a PDF Qt wrote (its /Count)."""
-    import re
-
-    m = re.findall(rb"/Count (\d+)", pdf)
-    return max(int(x) for x in m) if m else 0
-
-

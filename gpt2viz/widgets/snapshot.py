@@ -10,37 +10,13 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QCoreApplication, QEvent, QIODevice
+from PySide6.QtCore import QBuffer, QCoreApplication, QIODevice
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QWidget
 
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.core.interventions import describe
 from gpt2viz.core.model_folder.files import StagedFiles, WriteError, atomic_write, check_writable
-from gpt2viz.core.session.session import Stage
 from gpt2viz.widgets.view_names import PER_LAYER, TAB, VIEWS  # noqa: F401 - VIEWS is this module's API too
-
-
-def view_widget(window, view: str) -> QWidget:
-    """The widget that draws ``view`` in the main window, brought to the front."""
-    if view == "pipeline":
-        return window.pipeline
-    if view == "chart":
-        return window.chart
-    tab = window.detail.views[TAB[view]]
-    window.detail.setCurrentWidget(tab)
-    return tab.big if view == "head" else tab.bars_panel if view == "attribution" else tab
-
-
-def _redraw(window) -> None:
-    """Bring every view drawn in a picture up to the current selection (a hidden tab may lag behind)."""
-    window.pipeline.refresh()
-    window.chart.redraw()
-    window.detail.currentWidget().refresh()
-    # New caption texts change label heights: lay out now (a picture is taken before the next event
-    # loop turn would do it), else a caption that wraps to more lines is drawn clipped.
-    for _ in range(3):  # nested layouts settle from the inside out
-        QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
 
 
 def facts(state, view: str) -> dict[str, str]:

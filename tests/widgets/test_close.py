@@ -80,7 +80,8 @@ def init(self, state):
     state.sigHistory.connect(ready)
 
 mw.MainWindow.__init__ = init
-sys.exit(mw.run_app(None, prompt="Once upon a time", steps=10**6 if mode == "steps" else 0))
+import gpt2viz.launch as launch
+sys.exit(launch.run_app(None, prompt="Once upon a time", steps=10**6 if mode == "steps" else 0))
 '''
 
 

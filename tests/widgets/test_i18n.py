@@ -121,3 +121,19 @@ def test_journey_follows_the_sliders(win):
     before = win.journey.text.text()
     win.state.set_sampling(temperature=1.5, top_k=3)
     assert win.journey.page.numbers["top_k"] == 3 and win.journey.text.text() != before
+
+
+def test_every_menu_text_switches_language_live(win):
+    """Every action of every menu is retitled by the switch, "Report…" and "Dark figures" included."""
+    names = ("report", "dark", "open", "get", "quit", "export_view", "export_layers", "export_data", "journey",
+             "compare", "patching", "causal", "clear_ivs")
+    english = {n: win.actions_by_name[n].text() for n in names}
+    assert english["report"].startswith("&Report") and english["dark"] == "Dark &figures"
+    win.set_language("zh")
+    for n in names:
+        assert CJK.search(win.actions_by_name[n].text()), (n, win.actions_by_name[n].text())
+    menu_texts = [a.text() for m in win.menus.values() for a in m.actions() if a.text() and not a.isSeparator()]
+    language_names = set(i18n.LANGUAGES.values())
+    assert all(CJK.search(t) or t in language_names for t in menu_texts), menu_texts
+    win.set_language("en")
+    assert {n: win.actions_by_name[n].text() for n in names} == english

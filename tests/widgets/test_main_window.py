@@ -204,3 +204,27 @@ def test_token_strip_follows_steps_back_and_partial_characters(qtbot, window):
     assert [c.property("generated") for c in window.tokens.chips] == [False, False, True, True]
     st.reset()
     qtbot.waitUntil(lambda: len(window.tokens.chips) == 2, timeout=5000)
+
+
+def test_keyboard_focus_starts_in_the_prompt_box(qtbot, window):
+    """A newcomer's first keystrokes type a prompt: the model's first run keeps the focus there."""
+    assert window.focusWidget() is window.prompt
+    qtbot.keyClicks(window.prompt, " a")
+    assert window.prompt.text().endswith(" a")
+
+
+def test_a_run_the_user_asks_for_hands_the_keyboard_to_step(qtbot, window):
+    window.prompt.setFocus()
+    run(qtbot, window, "Hello")
+    qtbot.waitUntil(lambda: window.focusWidget() is window.controls.step_btn, timeout=5000)
+
+
+def test_the_widgets_never_see_the_command_line():
+    """The command line's Namespace is read by gpt2viz/launch.py; the widgets layer has no argparse."""
+    from pathlib import Path
+
+    import gpt2viz.widgets as widgets
+
+    for path in Path(widgets.__file__).parent.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "argparse" not in text and "Namespace" not in text, path
