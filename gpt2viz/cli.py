@@ -21,6 +21,76 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"gpt2viz: error: {message} (see `{self.prog} --help`)\n")
 
 
+_GLOBAL = "_global_"  # prefix of the namespace names an option given before the subcommand is parsed into
+# Options spelled the same before and after a subcommand but meaning another thing there: refused before it.
+_OTHER_MEANING = {("train-sae", "steps")}  # the app's tokens to generate vs. optimisation steps
+
+
+class _TopParser(_Parser):
+    """The `gpt2viz` parser: an option given before the subcommand applies to it, or is refused.
+
+    argparse alone would let the subcommand's default overwrite it (``gpt2viz --model X snapshot`` used
+    the default model). So the app's options are parsed under names of their own, the subcommands'
+    shared options without defaults, and :meth:`_merge` decides afterwards: an option the subcommand
+    also takes (with the same meaning) is honoured (repeatable flags add up; two different values are
+    refused), one it does not take is refused with a message.
+    """
+
+    def setup_shared(self, sub: argparse._SubParsersAction) -> None:
+        """Call once every option and subcommand is defined."""
+        self._app_defaults: dict[str, object] = {}
+        for act in self._actions:
+            if not act.option_strings or act.dest in ("help", "version"):
+                continue
+            if act.metavar is None and act.choices is None and act.nargs != 0:
+                act.metavar = act.dest.upper()  # the help text keeps the option's own name
+            self._app_defaults[act.dest] = act.default
+            act.dest, act.default = _GLOBAL + act.dest, argparse.SUPPRESS
+        self._subs = dict(sub.choices)
+        self._sub_defaults: dict[str, dict[str, object]] = {}
+        self._sub_required: dict[str, dict[str, str]] = {}
+        for name, parser in self._subs.items():
+            defaults, required = self._sub_defaults.setdefault(name, {}), self._sub_required.setdefault(name, {})
+            parser.usage = parser.format_usage().removeprefix("usage: ").rstrip("\n")  # as argparse wrote it
+            for act in parser._actions:
+                if act.dest in self._app_defaults and act.option_strings:
+                    defaults[act.dest], act.default = act.default, argparse.SUPPRESS
+                    if act.required:  # checked after the merge: it may have been given before the subcommand
+                        required[act.dest], act.required = act.option_strings[0], False
+
+    def parse_known_args(self, args=None, namespace=None):
+        a, rest = super().parse_known_args(args, namespace)
+        self._merge(a)
+        return a, rest
+
+    def _merge(self, a: argparse.Namespace) -> None:
+        cmd = getattr(a, "command", None)
+        given = {dest: vars(a).pop(_GLOBAL + dest) for dest in self._app_defaults if hasattr(a, _GLOBAL + dest)}
+        if cmd is None:
+            for dest, default in self._app_defaults.items():
+                setattr(a, dest, given.get(dest, default))
+            return
+        flag = lambda dest: "--" + dest.replace("_", "-")  # noqa: E731
+        takes = self._sub_defaults.get(cmd, {})
+        for dest, value in given.items():
+            if dest not in takes or (cmd, dest) in _OTHER_MEANING:
+                hint = f"; '{cmd}' has its own {flag(dest)}: put it after '{cmd}'" if dest in takes else ""
+                self.error(f"{flag(dest)} before '{cmd}' is an option of the app, not of '{cmd}'{hint}")
+            if hasattr(a, dest):  # given after the subcommand too
+                mine = getattr(a, dest)
+                if isinstance(value, list) and isinstance(mine, list):
+                    setattr(a, dest, value + mine)  # a repeatable flag: both places count
+                elif mine != value:
+                    self.error(f"{flag(dest)} is given both before and after '{cmd}' ({value} and {mine}): give it once")
+            else:
+                setattr(a, dest, value)
+        for dest, default in takes.items():
+            if not hasattr(a, dest):
+                if dest in self._sub_required.get(cmd, {}):
+                    self._subs[cmd].error(f"the following arguments are required: {self._sub_required[cmd][dest]}")
+                setattr(a, dest, default)
+
+
 def _add_model(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", metavar="DIR|NAME", help="model folder or name (default: the bundled 'atlas')")
 
@@ -61,7 +131,7 @@ def add_ablation_flags(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; also documents the command line in the README."""
-    p = _Parser(prog="gpt2viz", description="Trace the life of one token through GPT-2. "
+    p = _TopParser(prog="gpt2viz", description="Trace the life of one token through GPT-2. "
                 "With no command, opens the desktop app.")
     p.add_argument("--version", action="version", version=f"gpt2viz {__version__}")
     _add_model(p)
@@ -169,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("models", help="list the model folders gpt2viz can find")
     m.add_argument("--json", action="store_true")
+    p.setup_shared(sub)
     return p
 
 

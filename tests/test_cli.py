@@ -175,3 +175,78 @@ def test_run_json_first_ms_is_the_prefills_forward_time(capsys, monkeypatch, exp
     assert steps[0]["ms"] >= 250  # the prefill's time, not a step's
     assert all(s["ms"] < 250 for s in steps[1:])
     assert [s["ms"] for s in steps[1:]] == [s["elapsed_ms"] for s in steps[:-1]]
+
+
+# Minimal arguments of every subcommand that takes --model (a new one must be added here).
+MODEL_COMMANDS = {
+    "tokenize": ["hi"], "run": ["--prompt", "x"], "snapshot": ["--prompt", "x", "--view", "chart", "--out", "o.png"],
+    "report": ["--prompt", "x", "--out", "o.pdf"], "attribute": ["--prompt", "x"],
+    "patch": ["--clean", "a", "--corrupt", "b", "--site", "head", "--target", "x"],
+    "edit": ["--prompt", "x", "--subject", "s", "--target", "t"], "features": ["--prompt", "x"],
+    "train-sae": ["--hook", "h", "--out", "o"],
+}
+
+
+def _parse(*args):
+    from gpt2viz.cli import build_parser
+
+    return build_parser().parse_args(list(args))
+
+
+def _commands_taking(option: str) -> set[str]:
+    from gpt2viz.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    return {name for name, p in sub.choices.items() if any(option in a.option_strings for a in p._actions)}
+
+
+def test_every_command_with_model_is_listed():
+    assert _commands_taking("--model") == set(MODEL_COMMANDS)
+
+
+@pytest.mark.parametrize("command", sorted(MODEL_COMMANDS))
+def test_model_before_the_subcommand_is_honoured(command):
+    """`gpt2viz --model X CMD` used to run CMD on the default model: the subcommand's default overwrote X."""
+    args = MODEL_COMMANDS[command]
+    assert _parse("--model", "/my/model", command, *args).model == "/my/model"
+    assert _parse(command, *args, "--model", "/my/model").model == "/my/model"
+    assert _parse(command, *args).model is None  # the default model, as before
+    assert _parse("--model", "/my/model", command, *args, "--model", "/my/model").model == "/my/model"
+
+
+@pytest.mark.parametrize("command", ["tokenize", "snapshot"])
+def test_two_different_models_are_refused(capsys, command):
+    with pytest.raises(SystemExit) as e:
+        _parse("--model", "one", command, *MODEL_COMMANDS[command], "--model", "two")
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "--model is given both before and after" in err and "give it once" in err
+
+
+def test_an_option_before_a_command_that_does_not_take_it_is_refused(capsys):
+    for args, says in ((["--model", "x", "export", "gpt2"], "--model before 'export' is an option of the app"),
+                       (["--journey", "2", "models"], "--journey before 'models'"),
+                       (["--steps", "3", "train-sae", "--hook", "h", "--out", "o"],
+                        "'train-sae' has its own --steps: put it after 'train-sae'")):
+        with pytest.raises(SystemExit) as e:
+            _parse(*args)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_apps_options_before_a_subcommand_apply_to_it():
+    a = _parse("--prompt", "Hi", "--steps", "3", "--lang", "zh", "--ablate-head", "1.0", "snapshot", "--view", "chart",
+               "--out", "o.png", "--ablate-head", "0.1")
+    assert (a.prompt, a.steps, a.lang, a.ablate_head) == ("Hi", 3, "zh", ["1.0", "0.1"])  # repeatable flags add up
+    a = _parse("snapshot", "--prompt", "Hi", "--view", "chart", "--out", "o.png")
+    assert (a.steps, a.lang, a.ablate_head) == (0, "en", [])  # the subcommand's own defaults
+    a = _parse("--model", "m", "--prompt", "Hi", "--steps", "2")  # the app itself
+    assert (a.command, a.model, a.prompt, a.steps, a.lang, a.journey) == (None, "m", "Hi", 2, None, None)
+
+
+def test_model_before_snapshot_reaches_the_command(capsys):
+    """End to end: the model named before the subcommand is the one opened (here: one that does not exist)."""
+    code, _, err = run_cli(capsys, "--model", "/no/such/model", "snapshot", "--prompt", "x", "--view", "chart",
+                           "--out", "/tmp/gpt2viz-never.png")
+    assert code == 2 and "/no/such/model" in err
+    code, _, err = run_cli(capsys, "--model", "/no/such/model", "tokenize", "hi")
+    assert code == 2 and "/no/such/model" in err
