@@ -10,6 +10,7 @@ Only safetensors are read: a pickle can run code, a weights file cannot.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -168,4 +169,10 @@ def write_sae(sae: SAE, folder: str | Path, *, force: bool = False) -> Path:
     if sae.sparsity is not None:
         save_file({"sparsity": np.ascontiguousarray(sae.sparsity, np.float32)}, str(folder / SPARSITY_FILE))
     (folder / CFG_FILE).write_text(json.dumps(cfg_dict(sae.cfg), indent=2) + "\n", encoding="utf-8")
+    # safetensors creates its files owner-only (0600); an SAE is data to share, like cfg.json beside it
+    umask = os.umask(0)
+    os.umask(umask)
+    for name in (WEIGHTS_FILE, SPARSITY_FILE):
+        if (folder / name).is_file():
+            os.chmod(folder / name, 0o666 & ~umask)
     return folder

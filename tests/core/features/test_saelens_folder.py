@@ -63,6 +63,7 @@ def test_written_folder_round_trips_and_matches_the_documented_format(arch, tmp_
     assert {k: v.shape for k, v in t.items()} == want
     sp = independent_read(folder / "sparsity.safetensors")
     np.testing.assert_array_equal(sp["sparsity"], sae.sparsity)
+    assert all((folder / n).stat().st_mode & 0o044 for n in ("sae_weights.safetensors", "sparsity.safetensors"))
     # the formula on the independently read tensors equals gpt2viz's encode
     x = np.random.default_rng(1).normal(size=(5, 32)).astype(np.float32)
     h = (x - t["b_dec"]) @ t["W_enc"] + t["b_enc"]

@@ -81,7 +81,7 @@ def test_shipped_atlas_saes_reach_the_targets():
     model = gpt2viz.load("atlas")
     hooks = [f"blocks.{L}.hook_resid_pre" for L in range(model.config.n_layer)]
     assert sorted(shipped_saes(model)) == sorted(hooks)
-    runs = windows(model, shipped_texts()[:20], context=128)  # ~14,000 positions
+    runs = windows(model, shipped_texts()[:20], context=64)  # ~14,000 positions, 64 a window as atlas was trained
     values = {h: [] for h in hooks}
     for ids in runs:
         trace, _ = model.run(ids, hooks=hooks)
