@@ -50,9 +50,9 @@ def run(a, open_model) -> int:
     """Gather the hook's values, train, write the folder, print the numbers; bad input raises ValueError."""
     from gpt2viz.core.features.activations import gather, read_texts, shipped_texts, windows
     from gpt2viz.core.features.saelens_folder import write_sae
-    from gpt2viz.core.features.training import TrainSettings, _torch, train_sae
+    from gpt2viz.core.features.training import TrainSettings, require_torch, train_sae
 
-    _torch()  # say at once, in one line, when torch is missing
+    require_torch()  # say at once, in one line, when torch is missing
     if a.tokens < 2 or a.context < 2:
         raise SAEError(f"--tokens and --context must be at least 2 (got {a.tokens}, {a.context})")
     if a.out.exists() and not a.force:

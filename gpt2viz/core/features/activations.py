@@ -40,7 +40,7 @@ def sae_activations(model, sae: SAE, prompt: str | Sequence[int], interventions=
     """
     check_fits(sae, model.config)
     _, trace = model.run_with_cache(prompt, names=[sae.cfg.hook_name], interventions=tuple(interventions))
-    x = sae_input(trace[sae.cfg.hook_name], sae.cfg)
+    x = sae_input(trace[sae.cfg.hook_name], sae.cfg.hook_head_index)
     return x, sae.encode(x)
 
 
@@ -98,17 +98,14 @@ def gather(model, hook_name: str, head_index: int | None, runs: Sequence[Sequenc
     np.ndarray
         [sum of window lengths, d_in] float32.
     """
-    from gpt2viz.core.features.sae import SAEConfig
-
     width = hook_width(hook_name, head_index, model.config)
-    cfg = SAEConfig(d_in=width, d_sae=1, architecture="standard", hook_name=hook_name, hook_head_index=head_index)
     out = np.empty((sum(len(r) for r in runs), width), np.float32)
     row = 0
     for i, ids in enumerate(runs):
         if cancel is not None and cancel():
             raise Cancelled("cancelled")
         trace, _ = model.run(list(ids), hooks=[hook_name])
-        x = sae_input(trace[hook_name], cfg)
+        x = sae_input(trace[hook_name], head_index)
         out[row:row + len(x)] = x
         row += len(x)
         if progress is not None:

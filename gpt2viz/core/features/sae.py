@@ -233,15 +233,15 @@ def check_fits(sae: SAE, config: ModelConfig) -> None:
                        "in this model (an SAE trained for another model?)")
 
 
-def sae_input(value: np.ndarray, cfg: SAEConfig) -> np.ndarray:
-    """The SAE's input [P, d_in] from a trace's value of its hook ([P, E], [P, M] or [P, H, D]).
+def sae_input(value: np.ndarray, head_index: int | None = None) -> np.ndarray:
+    """An SAE's input [P, d_in] from a trace's value of its hook ([P, E], [P, M] or [P, H, D]).
 
-    ``attn.hook_z``: one head when ``hook_head_index`` is set, else the heads flattened (SAELens' hook_z
-    reshaping, "n_heads d_head -> (n_heads d_head)").
+    ``attn.hook_z``: head ``head_index`` (the config's ``hook_head_index``) when given, else the heads flattened
+    (SAELens' hook_z reshaping, "n_heads d_head -> (n_heads d_head)").
     """
     v = np.asarray(value, np.float32)
-    if cfg.hook_head_index is not None:
-        v = v[:, cfg.hook_head_index]
+    if head_index is not None:
+        v = v[:, head_index]
     return v.reshape(v.shape[0], -1)
 
 

@@ -111,7 +111,7 @@ def to_interventions(model, saes: SAE | Mapping[int, SAE], specs: Sequence[Featu
             if token_ids is None:
                 raise SAEError("clamping a feature needs the tokens it will run on")
             trace, _ = model.run(list(token_ids), hooks=[sae.cfg.hook_name], interventions=(*base, *out))
-            acts = sae.encode(sae_input(trace[sae.cfg.hook_name], sae.cfg))  # [P, d_sae]
+            acts = sae.encode(sae_input(trace[sae.cfg.hook_name], sae.cfg.hook_head_index))  # [P, d_sae]
         steers = []
         for s in here:
             direction = sae.W_dec[s.feature]

@@ -37,7 +37,8 @@ class TorchMissing(SAEError):
     """torch (the ``[export]`` extra) is not installed."""
 
 
-def _torch():
+def require_torch():
+    """The torch module, or TorchMissing (one line saying how to install it)."""
     try:
         import torch
     except ImportError:
@@ -179,7 +180,7 @@ def train_sae(train_x: np.ndarray, eval_x: np.ndarray, hook_name: str, settings:
     -------
     TrainResult
     """
-    torch = _torch()
+    torch = require_torch()
     train_x = np.ascontiguousarray(train_x, np.float32)
     eval_x = np.ascontiguousarray(eval_x, np.float32)
     n, d_in = train_x.shape
