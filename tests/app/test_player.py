@@ -5,20 +5,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import pytest
 
 from gpt2viz.app.player import FRAME_S
-from gpt2viz.app.settings import Settings
-from gpt2viz.app.state import AppState
-
-
-@pytest.fixture
-def state(qtbot, tmp_path, exported):
-    st = AppState(Settings(str(tmp_path / "s.ini")))
-    st.load_model(str(exported["l2h2e16"]))
-    qtbot.waitUntil(lambda: st.model is not None and not st.busy, timeout=20000)
-    yield st
-    st.shutdown()
+from tests.app.test_state import state  # noqa: F401, F811 - the same loaded AppState fixture
 
 
 def test_playing_at_full_speed_runs_ahead_and_stops_at_the_context(qtbot, state):

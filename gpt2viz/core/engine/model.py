@@ -33,7 +33,7 @@ from gpt2viz.core.hooks import (
     scale_input,
     shift_input,
 )
-from gpt2viz.core.interventions import InterventionError, feeds, validate, weight_edits
+from gpt2viz.core.interventions import InterventionError, RankOneEdit, feeds, validate, weight_edits
 from gpt2viz.core.model_folder.manifest import (
     MODEL_FILE,
     TOKENIZER_FILE,
@@ -140,6 +140,9 @@ class Model:
         self._file_ids = {name: _identity(self.folder / name) for name in {s.file for s in stored.values()}}
         session_options_for(self.folder, self._opts)
         self._iv_session = None
+        self._weights: Weights | None = None  # read on the first model edit
+        self._edited_for: tuple = ()  # the edits the weights in self._edited were made for
+        self._edited: dict[str, np.ndarray] = {}
         self._ondemand_sessions: OrderedDict = OrderedDict()
         names = {i.name for i in skeleton.graph.input}
         ivs = set(intervention_inputs(self.config.n_layer)) & names
@@ -541,7 +544,7 @@ class Model:
                                     f"upgrade it with `gpt2viz export {self.folder} --upgrade` or export it again")
         validate(interventions, self.config)
         out = feeds(interventions, start, length, self.config, means)
-        edits = weight_edits(interventions)
+        edits = tuple(iv for iv in interventions if isinstance(iv, RankOneEdit))
         if edits:
             if not self._edit_weights:
                 raise InterventionError(f"{self.folder}'s graph has no MLP output weight gpt2viz can feed: "
@@ -549,16 +552,15 @@ class Model:
             out.update(self._edited_weights(edits))
         return out
 
-    def _edited_weights(self, edits: dict[int, np.ndarray]) -> dict[str, np.ndarray]:
-        """The MLP output weights with ``edits`` added, by input name; the last few are kept (a step feeds the
-        same edited weight as the prefill: made once)."""
-        key = tuple((L, d.tobytes().__hash__()) for L, d in sorted(edits.items()))
-        if getattr(self, "_edited_key", None) != key:
-            if not hasattr(self, "_weights"):
+    def _edited_weights(self, edits: tuple) -> dict[str, np.ndarray]:
+        """The MLP output weights with ``edits`` added, by input name. The newest set is kept: every step of a
+        generation feeds the same edits, and the same objects compare equal at once (no outer product per step)."""
+        if edits != self._edited_for:
+            if self._weights is None:
                 self._weights = Weights.of(self)
             self._edited = {self._edit_weights[L]: np.ascontiguousarray(
-                self._weights.get(self._edit_weights[L]) + d, dtype=np.float32) for L, d in edits.items()}
-            self._edited_key = key
+                self._weights.get(self._edit_weights[L]) + d, dtype=np.float32) for L, d in weight_edits(edits).items()}
+            self._edited_for = edits
         return self._edited
 
 
