@@ -84,7 +84,9 @@ class AppState(QObject):
         self.worker.sigModelLoaded.connect(self._on_model)
         self.worker.sigResult.connect(self._on_result)
         self.worker.sigFailed.connect(self._on_failed)
-        self.worker.sigSkipped.connect(lambda _req, _name: self.requests.answered())
+        # A bound slot, not a lambda: a lambda has no thread of its own, so Qt would call it on the worker
+        # thread, and "busy" would turn false (and the window redraw) there, racing the GUI thread.
+        self.worker.sigSkipped.connect(self._on_skipped)
         self.worker.sigProgress.connect(self._on_progress)
         self._thread.start()
 
@@ -293,6 +295,9 @@ class AppState(QObject):
     def _on_progress(self, req: int, session: str, done: int, total: int) -> None:
         if session in self.sessions and self.requests.live(req, session):
             self.sigProgress.emit(session, done, total)
+
+    def _on_skipped(self, req: int, session: str) -> None:
+        self.requests.answered()
 
     def _on_model(self, req: int, session: str, loaded) -> None:
         self.requests.answered()

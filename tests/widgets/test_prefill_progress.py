@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from PySide6.QtCore import QCoreApplication, QThread
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
@@ -76,6 +77,21 @@ def test_a_new_prompt_cancels_a_long_one_within_a_second(qtbot, atlas_state):
     new = tuple(st.model.tokenizer.encode("The capital of France is"))
     assert st.history.tokens == new and shown == [new]  # the long prompt never appeared
     assert max(progress) < len(ids)  # it stopped before its end
+
+
+def test_a_cancelled_prompt_is_counted_on_the_gui_thread(qtbot, atlas_state):
+    """The worker's "skipped" answer must reach the state on the GUI thread: "busy" turning false there
+    hides the progress bar; counted on the worker thread, it raced the window (seen as a bar left showing)."""
+    st = atlas_state
+    text, _ = long_text(st)
+    progress, threads = [], []
+    st.sigProgress.connect(lambda name, done, total: progress.append(done))
+    st.sigBusy.connect(lambda busy: threads.append((busy, QThread.currentThread() is QCoreApplication.instance().thread())))
+    st.run_prompt(text)
+    qtbot.waitUntil(lambda: len(progress) >= 2, timeout=30000)
+    st.cancel()
+    qtbot.waitUntil(lambda: not st.busy, timeout=5000)
+    assert threads[-1] == (False, True) and all(on_gui for _, on_gui in threads)
 
 
 def test_reset_cancels_the_first_long_prompt(qtbot, tmp_path, slow_chunks):
