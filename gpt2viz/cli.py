@@ -236,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     from gpt2viz.commands import features, train_sae
     features.add_parser(sub, _add_model)
     train_sae.add_parser(sub, _add_model)
+    from gpt2viz.commands import graph
+    graph.add_parser(sub, _add_model)
 
     m = sub.add_parser("models", help="list the model folders gpt2viz can find")
     m.add_argument("--json", action="store_true")
@@ -415,6 +417,12 @@ def cmd_features(a) -> int:
     return run(a, _open_model)
 
 
+def cmd_graph(a) -> int:
+    from gpt2viz.commands.graph import run
+
+    return run(a, _open_model)
+
+
 def cmd_train_sae(a) -> int:
     from gpt2viz.commands.train_sae import run
 
@@ -423,7 +431,7 @@ def cmd_train_sae(a) -> int:
 
 COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models,
             "snapshot": cmd_snapshot, "report": cmd_report, "patch": cmd_patch, "attribute": cmd_attribute,
-            "edit": cmd_edit, "features": cmd_features, "train-sae": cmd_train_sae}
+            "edit": cmd_edit, "features": cmd_features, "train-sae": cmd_train_sae, "graph": cmd_graph}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -184,6 +184,7 @@ MODEL_COMMANDS = {
     "patch": ["--clean", "a", "--corrupt", "b", "--site", "head", "--target", "x"],
     "edit": ["--prompt", "x", "--subject", "s", "--target", "t"], "features": ["--prompt", "x"],
     "train-sae": ["--hook", "h", "--out", "o"],
+    "graph": ["--prompt", "x", "--transcoders", "d", "--out", "o.json"],
 }
 
 

@@ -1,0 +1,59 @@
+"""`gpt2viz graph`: the next token's transcoder attribution graph, written as circuit-tracer's graph JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from gpt2viz.core.circuits.prune import EDGE_THRESHOLD, NODE_THRESHOLD
+
+
+def add_parser(sub, add_model) -> None:
+    """Register the subcommand on ``sub`` (argparse subparsers); ``add_model`` adds --model."""
+    p = sub.add_parser("graph", help="the next token's attribution graph through transcoders (circuit-tracer's "
+                       "graph JSON)")
+    p.add_argument("--prompt", required=True)
+    add_model(p)
+    p.add_argument("--target", help="a token to attribute first, e.g. ' Paris' (default: the most likely)")
+    p.add_argument("--node-threshold", type=float, default=NODE_THRESHOLD,
+                   help=f"keep nodes holding this share of the influence on the logits (default {NODE_THRESHOLD})")
+    p.add_argument("--edge-threshold", type=float, default=EDGE_THRESHOLD,
+                   help=f"keep edges holding this share (default {EDGE_THRESHOLD})")
+    p.add_argument("--transcoders", type=Path, metavar="DIR", required=True,
+                   help="a transcoder set: circuit-tracer's (config.yaml + layer_{i}.safetensors) or one SAELens "
+                   "transcoder folder per block inside DIR")
+    p.add_argument("--out", type=Path, required=True, help="FILE.json")
+
+
+def run(a, open_model) -> int:
+    """Build, prune and write the graph; print its size and scores. Bad input raises ValueError."""
+    from gpt2viz.core.analysis.attribution import token_id
+    from gpt2viz.core.circuits.graph import build_graph
+    from gpt2viz.core.circuits.graph_json import graph_json
+    from gpt2viz.core.circuits.prune import graph_scores, prune
+    from gpt2viz.core.features.transcoder import read_transcoders
+
+    if a.out.suffix.lower() != ".json":
+        raise ValueError(f"--out {a.out}: only .json graphs are written for now")
+    for name, v in (("--node-threshold", a.node_threshold), ("--edge-threshold", a.edge_threshold)):
+        if not 0.0 <= v <= 1.0:
+            raise ValueError(f"{name} must be between 0 and 1, not {v}")
+    model = open_model(a.model)
+    transcoders = read_transcoders(a.transcoders)
+    target = token_id(model.tokenizer, a.target) if a.target is not None else None
+    g = build_graph(model, transcoders, a.prompt, target=target,
+                    progress=lambda d, t: print(f"  block {d}/{t}", file=sys.stderr, flush=True))
+    pruned = prune(g, a.node_threshold, a.edge_threshold)
+    replacement, completeness = graph_scores(g)
+    slug = a.out.stem
+    out = graph_json(g, pruned, model.tokenizer, prompt=a.prompt, slug=slug, scan=str(a.transcoders),
+                     node_threshold=a.node_threshold)
+    out["metadata"]["info"] = {"generator": "gpt2viz graph", "model": model.name,
+                               "replacement_score": replacement, "completeness_score": completeness}
+    a.out.write_text(json.dumps(out, ensure_ascii=False), encoding="utf-8")
+    tok = model.tokenizer
+    print(f"{a.out}: {len(out['nodes'])} nodes, {len(out['links'])} links (of {g.n_features} active features); "
+          f"target {tok.token_display(int(g.logit_tokens[0]))} p={g.logit_probabilities[0]:.3f}; "
+          f"replacement score {replacement:.3f}, completeness score {completeness:.3f}")
+    return 0
