@@ -44,6 +44,9 @@ def add_parser(sub, add_model) -> None:
     p.add_argument("--out", type=Path, required=True, help="the SAE folder to write")
     p.add_argument("--force", action="store_true", help="replace an existing SAE folder")
     p.add_argument("--json", action="store_true", help="one JSON object with the training numbers")
+    p.add_argument("--transcoder", action="store_true", help="train a transcoder instead: --hook is its input "
+                   "(blocks.L.ln2.hook_normalized, blocks.L.hook_resid_mid or blocks.L.mlp.hook_in), its target "
+                   "blocks.L.hook_mlp_out; writes a SAELens transcoder folder")
 
 
 def run(a, open_model) -> int:
@@ -53,6 +56,10 @@ def run(a, open_model) -> int:
     from gpt2viz.core.features.training import TrainSettings, require_torch, train_sae
 
     require_torch()  # say at once, in one line, when torch is missing
+    if getattr(a, "transcoder", False):
+        from gpt2viz.commands.train_transcoder import run_transcoder
+
+        return run_transcoder(a, open_model)
     if a.tokens < 2 or a.context < 2:
         raise SAEError(f"--tokens and --context must be at least 2 (got {a.tokens}, {a.context})")
     if a.out.exists() and not a.force:
