@@ -221,19 +221,26 @@ def build_graph(model, transcoders: Sequence[Transcoder], prompt, *, target: int
     logit_vals = last[lt] - last.mean()
 
     # ---- backwards through the frozen network -----------------------------------------------------------------
+    # Features are sorted by layer, so the targets that read at block L or later are a contiguous tail of the rows
+    # (those of lower layers still have a zero gradient): each block works on that tail only.
     A = np.zeros((N, N))
     target_rows = np.concatenate([np.arange(nF), np.arange(logit0, N)])
+    first_row = np.searchsorted(active[:, 0], np.arange(nL + 1)) if nF else np.zeros(nL + 1, np.int64)
     for L in range(nL - 1, -1, -1):
         if cancel is not None and cancel():
             raise Cancelled("cancelled")
         tc = transcoders[L]
-        # MLP L's writes enter the residual after block L: G is the gradient there
-        rows_L = np.nonzero(active[:, 0] == L)[0] if nF else np.zeros(0, np.int64)
-        if len(rows_L):
-            dec = tc.W_dec[active[rows_L, 2]].astype(f64) * act_vals[rows_L, None]  # [n, E]
-            A[np.ix_(target_rows, rows_L)] = np.einsum("tne,ne->tn", G[:, active[rows_L, 1]], dec)
-        A[target_rows, nF + L * P:nF + (L + 1) * P] = np.einsum("tpe,pe->tp", G, errors[L])
-        bias_t += G.sum(1) @ tc.b_dec.astype(f64)
+        r0 = int(first_row[L])
+        Gs = G[r0:]  # a view: updates below reach G
+        rows_out = target_rows[r0:]
+        # MLP L's writes enter the residual after block L: Gs is the gradient there
+        rows_L = np.arange(first_row[L], first_row[L + 1])
+        for p in np.unique(active[rows_L, 1]) if len(rows_L) else ():
+            at = rows_L[active[rows_L, 1] == p]
+            dec = tc.W_dec[active[at, 2]].astype(f64) * act_vals[at, None]  # [n, E]: what each feature wrote
+            A[np.ix_(rows_out, at)] = Gs[:, p] @ dec.T
+        A[rows_out, nF + L * P:nF + (L + 1) * P] = np.einsum("tpe,pe->tp", Gs, errors[L])
+        bias_t[r0:] += Gs.sum(1) @ tc.b_dec.astype(f64)
         if L in starts:  # layer L's features read the residual after attention L
             rows, pos, W = starts[L]
             G[rows, pos] += W
@@ -246,15 +253,16 @@ def build_graph(model, transcoders: Sequence[Transcoder], prompt, *, target: int
         WV, bV = Wqkv[:, 2 * E:], bqkv[2 * E:]
         # pattern rows sum to one, so the value constants (b1 @ W_V + b_V) come out of every head unchanged
         c_attn = (b1 @ WV + bV) @ WO + bO
-        bias_t += G.sum(1) @ c_attn
+        bias_t[r0:] += Gs.sum(1) @ c_attn
         pat = tr[f"blocks.{L}.attn.hook_pattern"].astype(f64)[:, :, :P]  # [H, Q, K]
         s1 = tr[f"blocks.{L}.ln1.hook_scale"].astype(f64).reshape(P)
-        back = np.zeros_like(G)
-        for h in range(H):
-            sl = slice(h * D, (h + 1) * D)
-            u = (G @ WO[sl].T) @ WV[:, sl].T  # [T, Q, E]: gradient on ln1's output at the query's value
-            back += np.einsum("qk,tqe->tke", pat[h], u)
-        G = G + _centre(back * g1) / s1[None, :, None]
+        t = len(Gs)
+        U = (Gs @ WO.T).reshape(t, P, H, D)  # gradient on each head's z at each query
+        back = np.empty_like(U)
+        for h in range(H):  # to the keys the query read: z_q = sum_k pattern[q, k] v_k
+            back[:, :, h] = np.matmul(pat[h].T, U[:, :, h])
+        gv = back.reshape(t, P, E) @ WV.T  # gradient on ln1's output at each source position
+        Gs += _centre(gv * g1) / s1[None, :, None]
         if progress is not None:
             progress(nL - L, nL)
     emb = tr["hook_embed"].astype(f64) + tr["hook_pos_embed"].astype(f64)
