@@ -20,9 +20,9 @@ def add_parser(sub, add_model) -> None:
                    help=f"keep nodes holding this share of the influence on the logits (default {NODE_THRESHOLD})")
     p.add_argument("--edge-threshold", type=float, default=EDGE_THRESHOLD,
                    help=f"keep edges holding this share (default {EDGE_THRESHOLD})")
-    p.add_argument("--transcoders", type=Path, metavar="DIR", required=True,
+    p.add_argument("--transcoders", type=Path, metavar="DIR",
                    help="a transcoder set: circuit-tracer's (config.yaml + layer_{i}.safetensors) or one SAELens "
-                   "transcoder folder per block inside DIR")
+                   "transcoder folder per block inside DIR (default: the model folder's own transcoders/)")
     p.add_argument("--out", type=Path, required=True, help="FILE.json")
 
 
@@ -40,14 +40,20 @@ def run(a, open_model) -> int:
         if not 0.0 <= v <= 1.0:
             raise ValueError(f"{name} must be between 0 and 1, not {v}")
     model = open_model(a.model)
-    transcoders = read_transcoders(a.transcoders)
+    tc_dir = a.transcoders
+    if tc_dir is None:
+        tc_dir = model.folder / "transcoders"
+        if not tc_dir.is_dir():
+            raise ValueError(f"{model.name} ships no transcoders: give --transcoders DIR (train a set with "
+                             "gpt2viz train-sae --transcoder --hook blocks.L.ln2.hook_normalized, one per block)")
+    transcoders = read_transcoders(tc_dir)
     target = token_id(model.tokenizer, a.target) if a.target is not None else None
     g = build_graph(model, transcoders, a.prompt, target=target,
                     progress=lambda d, t: print(f"  block {d}/{t}", file=sys.stderr, flush=True))
     pruned = prune(g, a.node_threshold, a.edge_threshold)
     replacement, completeness = graph_scores(g)
     slug = a.out.stem
-    out = graph_json(g, pruned, model.tokenizer, prompt=a.prompt, slug=slug, scan=str(a.transcoders),
+    out = graph_json(g, pruned, model.tokenizer, prompt=a.prompt, slug=slug, scan=str(tc_dir),
                      node_threshold=a.node_threshold)
     out["metadata"]["info"] = {"generator": "gpt2viz graph", "model": model.name,
                                "replacement_score": replacement, "completeness_score": completeness}

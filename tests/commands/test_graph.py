@@ -72,3 +72,6 @@ def test_a_png_or_a_missing_set_is_refused(capsys, tiny, sets, tmp_path):
     assert code == 2 and ".json" in err
     code, _, err = _graph(capsys, tiny, tmp_path, tmp_path / "x.json")
     assert code == 2 and "no transcoders" in err
+    code = main(["graph", "--model", tiny, "--prompt", PROMPT, "--out", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "ships no transcoders" in err and "train-sae --transcoder" in err
