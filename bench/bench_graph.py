@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 PROMPT = "The capital of France is a city that has many"  # 10 tokens
 
 
-def time_graph(folder, d_sae: int, k: int, rounds: int) -> None:
+def time_graph(folder, d_sae: int, k: int, rounds: int, dtype="float64") -> None:
     """Build (and prune) the graph ``rounds`` times; print the median and the sizes."""
     from gpt2viz.core.circuits.graph import build_graph
     from gpt2viz.core.circuits.prune import graph_scores, prune
@@ -38,7 +38,7 @@ def time_graph(folder, d_sae: int, k: int, rounds: int) -> None:
     for _ in range(rounds):
         w = Weights.of(m)
         t0 = time.perf_counter()
-        g = build_graph(m, tcs, ids, weights=w)
+        g = build_graph(m, tcs, ids, weights=w, dtype=dtype)
         t1 = time.perf_counter()
         prune(g)
         graph_scores(g)
@@ -48,7 +48,7 @@ def time_graph(folder, d_sae: int, k: int, rounds: int) -> None:
     print(f"{m.name}: {c.n_layer} layers, width {c.n_embd}, {len(ids)} tokens, transcoders {d_sae} features "
           f"(TopK k {k}; made in {made:.1f} s): {g.n_features} active features, {g.adjacency.shape[0]} nodes; "
           f"graph {statistics.median(build):.2f} s, with pruning and scores {statistics.median(total):.2f} s "
-          f"(median of {rounds})", flush=True)
+          f"(median of {rounds}, {dtype})", flush=True)
 
 
 def main() -> None:
@@ -57,16 +57,17 @@ def main() -> None:
     p.add_argument("--k", type=int, default=32)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--work", type=Path, default=Path("build/bench"))
+    p.add_argument("--dtype", default="float64", help="of the backward pass: float64 (default) or float32")
     a = p.parse_args()
     from gpt2viz.core.model_folder.locations import resolve_model
 
-    time_graph(resolve_model(None), 1024, a.k, a.rounds)
+    time_graph(resolve_model(None), 1024, a.k, a.rounds, a.dtype)
     if a.small:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from bench_engine import SMALL, ensure_model
 
         _, folder = ensure_model(a.work, SMALL)
-        time_graph(folder, 24576, a.k, max(1, a.rounds // 3))
+        time_graph(folder, 24576, a.k, max(1, a.rounds // 3), a.dtype)
 
 
 if __name__ == "__main__":

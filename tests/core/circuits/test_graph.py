@@ -120,3 +120,8 @@ def test_scores_are_one_when_errors_are_zero_and_fall_with_them(circuit_model):
     g.adjacency[:, g.error_slice] = 0.0  # a perfect replacement: no error edges
     r1, c1 = graph_scores(g)
     assert r1 == pytest.approx(1.0) and c1 == pytest.approx(1.0)
+
+
+def test_a_float32_backward_pass_still_adds_up(circuit_model):
+    g = build_graph(circuit_model, _set(circuit_model), PROMPT, dtype=np.float32)
+    _check_sums(g, 1e-4)
