@@ -125,3 +125,23 @@ def test_scores_are_one_when_errors_are_zero_and_fall_with_them(circuit_model):
 def test_a_float32_backward_pass_still_adds_up(circuit_model):
     g = build_graph(circuit_model, _set(circuit_model), PROMPT, dtype=np.float32)
     _check_sums(g, 1e-4)
+
+
+def test_progress_per_block_and_cancel(circuit_model):
+    from gpt2viz.core.engine.errors import Cancelled
+
+    seen = []
+    build_graph(circuit_model, _set(circuit_model), PROMPT, progress=lambda d, t: seen.append((d, t)))
+    n = circuit_model.config.n_layer
+    assert seen == [(i, n) for i in range(1, n + 1)]
+    with pytest.raises(Cancelled):
+        build_graph(circuit_model, _set(circuit_model), PROMPT, cancel=lambda: True)
+
+
+def test_the_wrong_set_is_refused_in_one_line(circuit_model, atlas):
+    from gpt2viz.core.features.sae import SAEError
+
+    with pytest.raises(SAEError, match="one transcoder per block"):
+        build_graph(circuit_model, _set(circuit_model)[:-1], PROMPT)
+    with pytest.raises(SAEError, match="wide"):
+        build_graph(circuit_model, _set(atlas)[:circuit_model.config.n_layer], PROMPT)
