@@ -72,3 +72,32 @@ def test_the_story_graph_adds_up_and_reaches_paris(atlas, tcs, tmp_path):
     assert target[0]["feature"] == paris
     assert any(lk["target"] == target[0]["node_id"] and lk["source"].split("_")[0] not in ("E",)
                for lk in out["links"])  # features or errors feed the answer
+
+
+def test_single_feature_ablations_follow_the_graph_where_it_says_the_effect_is_direct(atlas, tcs):
+    # A last-block feature at the last position reaches the logits only directly (no node lies between), so the
+    # graph predicts its ablation's effect on the demeaned target logit as minus its edge; the real model differs by
+    # what the frozen final LayerNorm scale hides (removing a write of norm ~3 rescales the whole logit of ~20).
+    # Measured: correlation 0.94 over the 25 such features on the story prompt, largest 0.88 predicted vs 0.43 real.
+    from gpt2viz.core.circuits.graph import build_graph
+    from gpt2viz.core.interventions import Patch
+
+    g = build_graph(atlas, tcs, PROMPT)
+    nL, P = g.n_layer, g.n_pos
+    logits, tr = atlas.run_with_cache(PROMPT, names=[f"blocks.{nL - 1}.hook_mlp_out"])
+    mlp = tr[f"blocks.{nL - 1}.hook_mlp_out"][-1].astype(np.float64)
+    t, li = g.logit_tokens[0], g.logit_slice.start
+    base = logits[-1].astype(np.float64)
+    rows = [i for i in range(g.n_features) if tuple(g.active_features[i, :2]) == (nL - 1, P - 1)]
+    pred, real = [], []
+    for i in rows:
+        new = mlp - g.activations[i] * tcs[-1].W_dec[g.active_features[i, 2]]
+        z = atlas.run_with_hooks(PROMPT, interventions=(Patch("mlp_out", nL - 1, P - 1, tuple(new)),))[-1]
+        z = z.astype(np.float64)
+        pred.append(-g.adjacency[li, i])
+        real.append((z[t] - z.mean()) - (base[t] - base.mean()))
+    pred, real = np.array(pred), np.array(real)
+    assert len(rows) >= 10
+    assert np.corrcoef(pred, real)[0, 1] > 0.9
+    big = np.abs(pred) > 0.1
+    assert big.sum() >= 3 and (np.sign(pred[big]) == np.sign(real[big])).all()
