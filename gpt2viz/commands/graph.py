@@ -23,7 +23,8 @@ def add_parser(sub, add_model) -> None:
     p.add_argument("--transcoders", type=Path, metavar="DIR",
                    help="a transcoder set: circuit-tracer's (config.yaml + layer_{i}.safetensors) or one SAELens "
                    "transcoder folder per block inside DIR (default: the model folder's own transcoders/)")
-    p.add_argument("--out", type=Path, required=True, help="FILE.json")
+    p.add_argument("--out", type=Path, required=True,
+                   help="FILE.json (circuit-tracer's graph), or FILE.png / FILE.svg (the graph drawn as a figure)")
 
 
 def run(a, open_model) -> int:
@@ -34,8 +35,8 @@ def run(a, open_model) -> int:
     from gpt2viz.core.circuits.prune import graph_scores, prune
     from gpt2viz.core.features.transcoder import read_transcoders
 
-    if a.out.suffix.lower() != ".json":
-        raise ValueError(f"--out {a.out}: only .json graphs are written for now")
+    if a.out.suffix.lower() not in (".json", ".png", ".svg"):
+        raise ValueError(f"--out {a.out}: write .json, .png or .svg")
     for name, v in (("--node-threshold", a.node_threshold), ("--edge-threshold", a.edge_threshold)):
         if not 0.0 <= v <= 1.0:
             raise ValueError(f"{name} must be between 0 and 1, not {v}")
@@ -57,9 +58,32 @@ def run(a, open_model) -> int:
                      node_threshold=a.node_threshold)
     out["metadata"]["info"] = {"generator": "gpt2viz graph", "model": model.name,
                                "replacement_score": replacement, "completeness_score": completeness}
-    a.out.write_text(json.dumps(out, ensure_ascii=False), encoding="utf-8")
+    if a.out.suffix.lower() == ".json":
+        a.out.write_text(json.dumps(out, ensure_ascii=False), encoding="utf-8")
+    else:
+        target_text = model.tokenizer.token_display(int(g.logit_tokens[0]))
+        write_figure(out, a.out, f"{a.prompt} → {target_text}")
     tok = model.tokenizer
     print(f"{a.out}: {len(out['nodes'])} nodes, {len(out['links'])} links (of {g.n_features} active features); "
           f"target {tok.token_display(int(g.logit_tokens[0]))} p={g.logit_probabilities[0]:.3f}; "
           f"replacement score {replacement:.3f}, completeness score {completeness:.3f}")
     return 0
+
+
+def write_figure(data: dict, out: Path, title: str) -> None:
+    """Draw graph JSON ``data`` as a PNG or SVG figure at ``out`` (offscreen Qt: no window opens)."""
+    import os
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtGui import QGuiApplication
+
+    from gpt2viz.core.viewmodels.graph_layout import graph_layout
+    from gpt2viz.widgets.figures.base import render_png, svg_bytes
+    from gpt2viz.widgets.figures.graph import graph_figure
+
+    _app = QGuiApplication.instance() or QGuiApplication(["gpt2viz"])  # fonts need an application
+    fig = graph_figure(graph_layout(data), title=title)
+    if out.suffix.lower() == ".svg":
+        out.write_bytes(svg_bytes(fig))
+    elif not render_png(fig, scale=2.0).save(str(out)):
+        raise ValueError(f"could not write {out}")

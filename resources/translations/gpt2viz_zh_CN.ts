@@ -600,8 +600,40 @@
         <translation>模块 {L} 的注意力：所有头，查询 × 键</translation>
     </message>
     <message>
+        <source>transcoder feature</source>
+        <translation>转码器特征</translation>
+    </message>
+    <message>
+        <source>MLP error</source>
+        <translation>MLP 误差</translation>
+    </message>
+    <message>
+        <source>raises</source>
+        <translation>提高</translation>
+    </message>
+    <message>
+        <source>lowers</source>
+        <translation>降低</translation>
+    </message>
+    <message>
+        <source>tokens</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>logits</source>
+        <translation>logits</translation>
+    </message>
+    <message>
         <source>block {L}</source>
         <translation>模块 {L}</translation>
+    </message>
+    <message>
+        <source>Each circle is a transcoder feature active at that block and position, each square the part of the MLP&apos;s output the transcoder misses; lines are direct effects through the frozen attention and residual stream, blue raising and red lowering, wider for larger. Shown: {n} nodes ({hn} more in the file) and the {e} strongest links ({he} more).</source>
+        <translation>每个圆点是在该块、该位置激活的转码器特征，每个方块是转码器没有还原的那部分 MLP 输出；连线是经过冻结的注意力和残差流的直接作用，蓝色为提高、红色为降低，越粗作用越大。图中画出 {n} 个节点（文件里另有 {hn} 个）和最强的 {e} 条连线（另有 {he} 条）。</translation>
+    </message>
+    <message>
+        <source>Replacement score {r:.3f}, completeness score {c:.3f}.</source>
+        <translation>替换得分 {r:.3f}，完整性得分 {c:.3f}。</translation>
     </message>
     <message>
         <source>{q} (position {pos}) reads, head {h}: </source>

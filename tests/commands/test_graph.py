@@ -67,11 +67,29 @@ def test_bad_input_is_one_line(capsys, tiny, sets, tmp_path, extra, message):
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
-def test_a_png_or_a_missing_set_is_refused(capsys, tiny, sets, tmp_path):
-    code, _, err = _graph(capsys, tiny, sets / "ct", tmp_path / "x.png")
-    assert code == 2 and ".json" in err
+def test_another_suffix_or_a_missing_set_is_refused(capsys, tiny, sets, tmp_path):
+    code, _, err = _graph(capsys, tiny, sets / "ct", tmp_path / "x.pdf")
+    assert code == 2 and ".json, .png or .svg" in err
     code, _, err = _graph(capsys, tiny, tmp_path, tmp_path / "x.json")
     assert code == 2 and "no transcoders" in err
     code = main(["graph", "--model", tiny, "--prompt", PROMPT, "--out", str(tmp_path / "x.json")])
     err = capsys.readouterr().err
     assert code == 2 and "ships no transcoders" in err and "train-sae --transcoder" in err
+
+
+def test_png_and_svg_draw_the_graph_the_json_holds(capsys, tiny, sets, tmp_path, qapp):
+    from PySide6.QtGui import QImage
+
+    _graph(capsys, tiny, sets / "ct", tmp_path / "g.json", "--target", " Paris")
+    data = json.loads((tmp_path / "g.json").read_text())
+    code, out, _ = _graph(capsys, tiny, sets / "ct", tmp_path / "g.png", "--target", " Paris")
+    assert code == 0 and "g.png" in out
+    img = QImage(str(tmp_path / "g.png"))
+    assert not img.isNull() and img.width() > 1000
+    from gpt2viz.core.viewmodels.graph_layout import graph_layout
+
+    lay = graph_layout(data)
+    assert img.text("nodes") == str(len(lay.nodes)) and img.text("links") == str(len(lay.edges))
+    code, _, _ = _graph(capsys, tiny, sets / "ct", tmp_path / "g.svg", "--target", " Paris")
+    svg = (tmp_path / "g.svg").read_text(encoding="utf-8")
+    assert code == 0 and "<svg" in svg and "Paris" in svg and "block 1" in svg
