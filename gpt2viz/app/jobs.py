@@ -21,6 +21,7 @@ class Job(str, enum.Enum):
 
     PATCHING = "patching"
     CAUSAL = "causal"
+    GRAPH = "graph"
 
     def __str__(self) -> str:
         return self.value
@@ -72,6 +73,39 @@ def causal_job(a: Session, subject, target: int | None = None, noise: float = 3.
         tr = causal_trace(model, weights, ids, subject, target, noise=noise, samples=samples, window=window,
                           seed=seed, progress=progress, cancel=cancel)
         return causal_summary(tr, ids)
+    return job
+
+
+def graph_job(a: Session, target: int | None = None, node_threshold: float | None = None,
+              edge_threshold: float | None = None):
+    """``fn(progress, cancel)`` building the transcoder attribution graph of A's prompt with the model folder's
+    own transcoders (``transcoders/``), as circuit-tracer's graph JSON with the scores in ``metadata.info``;
+    None before A has run. Raises ValueError when the folder ships no transcoders."""
+    from gpt2viz.core.circuits.graph import build_graph
+    from gpt2viz.core.circuits.graph_json import graph_json
+    from gpt2viz.core.circuits.prune import EDGE_THRESHOLD, NODE_THRESHOLD, graph_scores, prune
+    from gpt2viz.core.features.transcoder import read_transcoders
+
+    if a.history is None:
+        return None
+    folder = a.model.folder / "transcoders"
+    if not folder.is_dir():
+        raise ValueError(f"{a.model.name} ships no transcoders (train a set with gpt2viz train-sae --transcoder, "
+                         "one per block, into the model folder's transcoders/)")
+    ids, model, weights = prompt_ids(a), a.model, a.weights
+    nt = NODE_THRESHOLD if node_threshold is None else node_threshold
+    et = EDGE_THRESHOLD if edge_threshold is None else edge_threshold
+
+    def job(progress, cancel):
+        g = build_graph(model, read_transcoders(folder), ids, target=target, weights=weights, progress=progress,
+                        cancel=cancel)
+        r, c = graph_scores(g)
+        text = model.tokenizer.decode(ids)
+        data = graph_json(g, prune(g, nt, et), model.tokenizer, prompt=text, slug="gpt2viz", scan=str(folder),
+                          node_threshold=nt)
+        data["metadata"]["info"] = {"generator": "gpt2viz", "model": model.name, "replacement_score": r,
+                                    "completeness_score": c}
+        return data
     return job
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QThread, Signal
 
-from gpt2viz.app.jobs import Job, JobRunner, causal_job, patching_job, prompt_ids
+from gpt2viz.app.jobs import Job, JobRunner, causal_job, graph_job, patching_job, prompt_ids
 from gpt2viz.app.player import FRAME_S, PLAY_AHEAD, Player  # noqa: F401 - re-exported for the tests
 from gpt2viz.app.requests import RequestBus
 from gpt2viz.app.sessions import SessionId, SessionRegistry, session_id
@@ -254,6 +254,19 @@ class AppState(QObject):
         job = causal_job(self.sessions[A], subject, target, noise, samples, window, seed)
         if job is not None:
             self.run_job(Job.CAUSAL, job)
+        return job is not None
+
+    def run_graph(self, target: int | None = None, node_threshold: float | None = None,
+                  edge_threshold: float | None = None) -> bool:
+        """The transcoder attribution graph of A's prompt (job GRAPH); False before A has run, or (with a
+        message) when the model folder ships no transcoders."""
+        try:
+            job = graph_job(self.sessions[A], target, node_threshold, edge_threshold)
+        except ValueError as e:
+            self.report_error(str(e))
+            return False
+        if job is not None:
+            self.run_job(Job.GRAPH, job)
         return job is not None
 
     def run_job(self, job: Job | str, fn) -> None:

@@ -1,15 +1,24 @@
-"""Activation patching (A clean, B corrupted) and the causal trace (ROME) as views: heatmaps computed
+"""Activation patching (A clean, B corrupted), the causal trace (ROME) and the circuit graph as views: heatmaps computed
 on the worker with a progress bar and Cancel, hover for the numbers, click a patching cell to open
 that patched run (in session B, beside A)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, Qt, Signal
-from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton,
-                               QSpinBox, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtCore import QCoreApplication, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
@@ -172,7 +181,7 @@ class PatchingPanel(_JobPanel):
         al = align_tokens(st.prompt_ids(SessionId.A), st.prompt_ids(SessionId.B))
         if not al.equal_length:
             tok = self.tok()
-            show = lambda ids: " | ".join(tok.token_display(t) for t in ids)  # noqa: E731
+            show = lambda ids: " | ".join(tok.token_display(t) for t in ids)
             return self.tr("Patching needs prompts of the same number of tokens: A has {na}, B has {nb}.\n"
                            "A: {ta}\nB: {tb}").format(na=len(st.prompt_ids(SessionId.A)), nb=len(st.prompt_ids(SessionId.B)),
                                                       ta=show(st.prompt_ids(SessionId.A)), tb=show(st.prompt_ids(SessionId.B)))
@@ -386,16 +395,21 @@ class CausalPanel(_JobPanel):
 
 
 class AnalysisTabs(Retranslating, QTabWidget):
-    """Patching and causal trace, in a dock of the main window."""
+    """Patching, causal trace and the circuit graph, in a dock of the main window."""
 
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
+        from gpt2viz.widgets.graph_panel import GraphPanel  # it builds on this module's job panel
+
         self.patching = PatchingPanel(state)
         self.causal = CausalPanel(state)
+        self.graph = GraphPanel(state)
         self.addTab(self.patching, "")
         self.addTab(self.causal, "")
+        self.addTab(self.graph, "")
         self.retranslate()
 
     def retranslate(self) -> None:
         self.setTabText(0, self.tr("Activation patching"))
         self.setTabText(1, self.tr("Causal trace"))
+        self.setTabText(2, self.tr("Circuit graph"))

@@ -149,12 +149,13 @@ class MainWindow(Retranslating, QMainWindow):
         m["language"].setTitle(self.tr("&Language"))
         m["journey"].setTitle(self.tr("&Journey"))
         m["analysis"].setTitle(self.tr("&Analysis"))
-        self.analysis_dock.setWindowTitle(self.tr("Patching and causal trace"))
+        self.analysis_dock.setWindowTitle(self.tr("Patching, causal trace and circuit graph"))
         self.compare_dock.setWindowTitle(self.tr("Compare A and B"))
         a = self.actions_by_name
         a["compare"].setText(self.tr("&Compare with a second prompt (B)"))
         a["patching"].setText(self.tr("Activation &patching (A clean, B corrupted)"))
         a["causal"].setText(self.tr("Causal &trace of A (ROME)"))
+        a["graph"].setText(self.tr("Circuit &graph of A (transcoders)"))
         a["clear_ivs"].setText(self.tr("&Remove every intervention"))
         self.journey_dock.setWindowTitle(self.tr("Guided journey"))
         a = self.actions_by_name
@@ -218,7 +219,7 @@ class MainWindow(Retranslating, QMainWindow):
         return self._analysis
 
     def open_analysis(self, tab: int = 0) -> None:
-        """Show the patching (0) or causal-trace (1) view."""
+        """Show the patching (0), causal-trace (1) or circuit-graph (2) view."""
         self.analysis.setCurrentIndex(tab)
         self._show_dock(self.analysis_dock)
 
@@ -293,7 +294,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.journey_dock.visibilityChanged.connect(a.setChecked)
         an = self.menus["analysis"] = self.menuBar().addMenu("")
         for key, fn in (("compare", lambda: self.open_compare()), ("patching", lambda: self.open_analysis(0)),
-                        ("causal", lambda: self.open_analysis(1)),
+                        ("causal", lambda: self.open_analysis(1)), ("graph", lambda: self.open_analysis(2)),
                         ("clear_ivs", lambda: self.state.clear_interventions(SessionId.A))):
             a = self.actions_by_name[key] = QAction(self)
             a.triggered.connect(fn)

@@ -18,6 +18,10 @@
         <source>Causal trace</source>
         <translation>因果追踪</translation>
     </message>
+    <message>
+        <source>Circuit graph</source>
+        <translation>电路图</translation>
+    </message>
 </context>
 <context>
     <name>AttentionView</name>
@@ -809,6 +813,101 @@
     </message>
 </context>
 <context>
+    <name>GraphPanel</name>
+    <message>
+        <source>target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <source>keep nodes</source>
+        <translation>保留节点</translation>
+    </message>
+    <message>
+        <source>keep links</source>
+        <translation>保留连线</translation>
+    </message>
+    <message>
+        <source>top token</source>
+        <translation>最可能的词元</translation>
+    </message>
+    <message>
+        <source>Keep the nodes holding this share of the influence on the logits</source>
+        <translation>保留对 logits 影响占这一比例的节点</translation>
+    </message>
+    <message>
+        <source>Keep the links holding this share of the influence</source>
+        <translation>保留影响占这一比例的连线</translation>
+    </message>
+    <message>
+        <source>Build graph</source>
+        <translation>生成电路图</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Save…</source>
+        <translation>保存…</translation>
+    </message>
+    <message>
+        <source>hover a node for its numbers; click nodes to pin their links</source>
+        <translation>鼠标悬停在节点上查看数值；点击节点固定它的连线</translation>
+    </message>
+    <message>
+        <source>The answer&apos;s circuit: every MLP is replaced by its transcoder, attention patterns and LayerNorm scales are frozen, and each link is one node&apos;s direct effect on another, from the tokens to the answer&apos;s logits. Needs the model folder&apos;s transcoders/.</source>
+        <translation>答案的电路：每个 MLP 换成它的转码器，注意力模式和 LayerNorm 的缩放被冻结，每条连线是一个节点对另一个节点的直接作用，从输入词元一直到答案的 logits。需要模型文件夹里的 transcoders/。</translation>
+    </message>
+    <message>
+        <source>Run prompt A first.</source>
+        <translation>请先运行提示 A。</translation>
+    </message>
+    <message>
+        <source>Building the graph…</source>
+        <translation>正在生成电路图…</translation>
+    </message>
+    <message>
+        <source>{n} nodes and {e} links kept; replacement score {r:.3f}, completeness score {c:.3f}.</source>
+        <translation>保留 {n} 个节点、{e} 条连线；替换得分 {r:.3f}，完整性得分 {c:.3f}。</translation>
+    </message>
+    <message>
+        <source>feature</source>
+        <translation>特征</translation>
+    </message>
+    <message>
+        <source>MLP error</source>
+        <translation>MLP 误差</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>词元</translation>
+    </message>
+    <message>
+        <source>logit</source>
+        <translation>logit</translation>
+    </message>
+    <message>
+        <source>, activation {a:.3f}</source>
+        <translation>，激活值 {a:.3f}</translation>
+    </message>
+    <message>
+        <source>{kind} {label} at position {pos}{act}; drawn links in {i:+.3f}, out {o:+.3f}</source>
+        <translation>位置 {pos} 的{kind} {label}{act}；图中输入连线合计 {i:+.3f}，输出 {o:+.3f}</translation>
+    </message>
+    <message>
+        <source>Save the graph</source>
+        <translation>保存电路图</translation>
+    </message>
+    <message>
+        <source>Graph JSON (*.json);;PNG image (*.png);;SVG image (*.svg)</source>
+        <translation>电路图 JSON (*.json);;PNG 图片 (*.png);;SVG 图片 (*.svg)</translation>
+    </message>
+    <message>
+        <source>could not write {path}</source>
+        <translation>无法写入 {path}</translation>
+    </message>
+</context>
+<context>
     <name>InterventionChips</name>
     <message>
         <source>Interventions in force:</source>
@@ -1218,10 +1317,6 @@
         <translation>分析(&amp;A)</translation>
     </message>
     <message>
-        <source>Patching and causal trace</source>
-        <translation>激活修补与因果追踪</translation>
-    </message>
-    <message>
         <source>Compare A and B</source>
         <translation>比较 A 与 B</translation>
     </message>
@@ -1236,6 +1331,10 @@
     <message>
         <source>Causal &amp;trace of A (ROME)</source>
         <translation>A 的因果追踪（ROME）(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Circuit &amp;graph of A (transcoders)</source>
+        <translation>A 的电路图（转码器）(&amp;G)</translation>
     </message>
     <message>
         <source>&amp;Remove every intervention</source>
@@ -1284,6 +1383,10 @@
     <message>
         <source>&amp;Report… (the next token&apos;s whole journey, PDF or HTML)</source>
         <translation>报告（下一个词元的完整旅程，PDF 或 HTML）(&amp;R)…</translation>
+    </message>
+    <message>
+        <source>Patching, causal trace and circuit graph</source>
+        <translation>激活修补、因果追踪与电路图</translation>
     </message>
     <message>
         <source>Dark &amp;figures</source>

@@ -10,7 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 
 from gpt2viz.core.viewmodels.graph_layout import GraphLayout
-from gpt2viz.widgets.figures.base import SMALL_PX, WIDTH, Figure, Theme, draw_text, fit, font, legend
+from gpt2viz.widgets.figures.base import MARGIN, SMALL_PX, WIDTH, Figure, Theme, draw_text, fit, font, legend
 from gpt2viz.widgets.figures.views import translate
 
 ROW_H = 52.0
@@ -38,8 +38,19 @@ def _centres(layout: GraphLayout, r: QRectF) -> list[QPointF]:
     return out
 
 
-def graph_figure(layout: GraphLayout, *, title: str, width: float = WIDTH) -> Figure:
-    """A figure of ``layout`` headed ``title``; the caption says how to read it and what was left out."""
+def centres_in_figure(layout: GraphLayout, fig: Figure) -> list[QPointF]:
+    """Each node's centre in ``fig``'s logical coordinates (what a view hit-tests the mouse against)."""
+    th, _ch, _total = fig.layout()
+    body = QRectF(MARGIN, MARGIN + th + 12, fig.width - 2 * MARGIN, fig.body_h)
+    return _centres(layout, body.adjusted(0, LEGEND, 0, 0))
+
+
+def graph_figure(layout: GraphLayout, *, title: str, width: float = WIDTH, pinned: frozenset[int] = frozenset()
+                 ) -> Figure:
+    """A figure of ``layout`` headed ``title``; the caption says how to read it and what was left out.
+
+    ``pinned`` (node indices) keeps those nodes' links strong and fades the others: the subgraph a reader picked.
+    """
     rows = layout.n_layer + 2
     body_h = LEGEND + rows * ROW_H + FOOT
 
@@ -65,10 +76,12 @@ def graph_figure(layout: GraphLayout, *, title: str, width: float = WIDTH) -> Fi
         for e in sorted(layout.edges, key=lambda e: abs(e.weight)):
             share = abs(e.weight) / (layout.max_weight or 1.0)
             c = QColor(th.push if e.weight > 0 else th.pull)
-            c.setAlphaF(0.25 + 0.6 * share)
+            faded = bool(pinned) and e.source not in pinned and e.target not in pinned
+            c.setAlphaF(0.06 if faded else 0.25 + 0.6 * share)
             p.setPen(QPen(c, 0.4 + 3.2 * share))
             p.drawLine(centres[e.source], centres[e.target])
         # nodes
+        laid_index = {id(n): i for i, n in enumerate(layout.nodes)}
         for n, at in zip(layout.nodes, centres):
             if n.kind in ("embedding", "logit"):
                 tok = layout.prompt_tokens[n.column] if n.column < layout.n_pos else n.label
@@ -86,7 +99,7 @@ def graph_figure(layout: GraphLayout, *, title: str, width: float = WIDTH) -> Fi
                 p.setBrush(th.grid)
                 p.drawRect(QRectF(at.x() - NODE_R, at.y() - NODE_R, 2 * NODE_R, 2 * NODE_R))
             else:
-                p.setPen(QPen(th.fg, 0.6))
+                p.setPen(QPen(th.fg, 2.0 if laid_index[id(n)] in pinned else 0.6))
                 p.setBrush(th.accent2)
                 p.drawEllipse(at, NODE_R + 1, NODE_R + 1)
                 cell_w = colw / layout.slots
