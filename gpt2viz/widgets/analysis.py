@@ -5,14 +5,13 @@ that patched run (in session B, beside A)."""
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QTabWidget,
@@ -23,18 +22,12 @@ from PySide6.QtWidgets import (
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.compare import HeatmapSummary, align_tokens
+from gpt2viz.widgets.graph_panel import GraphPanel
+from gpt2viz.widgets.job_panel import JobPanel, target_id
 from gpt2viz.widgets.language import Retranslating
-from gpt2viz.widgets.views.common import HoverImage, note, themed_plot, to_rgba
+from gpt2viz.widgets.views.common import HoverImage, themed_plot, to_rgba
 
 SITES = ("resid_pre", "attn_out", "mlp_out", "head")
-
-
-def _target_id(tokenizer, text: str) -> int | None:
-    """The token a typed target names (its first token; "" = default)."""
-    if not text:
-        return None
-    ids = tokenizer.encode(text)
-    return int(ids[0]) if ids else None
 
 
 class Heatmap(QWidget):
@@ -74,62 +67,7 @@ class Heatmap(QWidget):
         self.plot.setTitle(title, size="9pt")
 
 
-class _JobPanel(Retranslating, QWidget):
-    """Run / Cancel / progress for one job channel of the state."""
-
-    channel = ""
-
-    def __init__(self, state: AppState, parent=None):
-        super().__init__(parent)
-        self.state = state
-        self.run_btn, self.cancel_btn = QPushButton(), QPushButton()
-        self.cancel_btn.setEnabled(False)
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(220)
-        self.message = note()
-        self.readout = QLabel()
-        self.run_btn.clicked.connect(self.run)
-        self.cancel_btn.clicked.connect(lambda: state.cancel_jobs(self.channel))
-        state.sigJobProgress.connect(self._on_progress)
-        state.sigJobDone.connect(self._on_done)
-
-    def _on_progress(self, channel: str, done: int, total: int) -> None:
-        if channel == self.channel:
-            self.progress.setMaximum(total)
-            self.progress.setValue(done)
-
-    def _on_done(self, channel: str, result) -> None:
-        if channel != self.channel:
-            return
-        self.run_btn.setEnabled(True)
-        self.cancel_btn.setEnabled(False)
-        if result is None:
-            self.progress.setValue(0)
-            self.message.setText(QCoreApplication.translate("Analysis", "Stopped: cancelled, or another request came first."))
-            return
-        self.progress.setValue(self.progress.maximum())
-        self.draw()
-
-    def started(self) -> None:
-        self.run_btn.setEnabled(False)
-        self.cancel_btn.setEnabled(True)
-        self.progress.setValue(0)
-
-    @property
-    def summary(self):
-        return self.state.session(SessionId.A).analyses.get(self.channel)
-
-    def tok(self):
-        return self.state.model.tokenizer
-
-    def run(self) -> None:  # pragma: no cover - every panel defines it
-        raise NotImplementedError
-
-    def draw(self) -> None:  # pragma: no cover
-        raise NotImplementedError
-
-
-class PatchingPanel(_JobPanel):
+class PatchingPanel(JobPanel):
     """Layers x positions (or heads) of the normalised patching effect for a site."""
 
     channel = "patching"
@@ -192,7 +130,7 @@ class PatchingPanel(_JobPanel):
         if why:
             self.message.setText(why)
             return
-        target = _target_id(self.tok(), self.target.text())
+        target = target_id(self.tok(), self.target.text())
         if self.state.run_patching(self.site.currentText(), target):
             self.started()
             self.message.setText(self.tr("Patching {site} of every layer and position…").format(
@@ -249,7 +187,7 @@ class PatchingPanel(_JobPanel):
         self.sigOpenPatched.emit()
 
 
-class CausalPanel(_JobPanel):
+class CausalPanel(JobPanel):
     """Three heatmaps (hidden state, MLP, attention) of p(target) with one state restored, as in ROME."""
 
     channel = "causal"
@@ -352,7 +290,7 @@ class CausalPanel(_JobPanel):
         subject = self.subject_positions()
         if subject is None:
             return
-        target = _target_id(self.tok(), self.target.text())
+        target = target_id(self.tok(), self.target.text())
         if self.state.run_causal_trace(subject, target, self.noise.value(), self.samples.value(), self.window.value(),
                                        self.seed.value()):
             self.started()
@@ -399,8 +337,6 @@ class AnalysisTabs(Retranslating, QTabWidget):
 
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
-        from gpt2viz.widgets.graph_panel import GraphPanel  # it builds on this module's job panel
-
         self.patching = PatchingPanel(state)
         self.causal = CausalPanel(state)
         self.graph = GraphPanel(state)

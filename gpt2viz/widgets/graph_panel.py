@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
 
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.graph_layout import GraphLayout, graph_layout
-from gpt2viz.widgets.analysis import _JobPanel, _target_id
 from gpt2viz.widgets.figures.base import Theme, render_png, svg_bytes
 from gpt2viz.widgets.figures.graph import centres_in_figure, graph_figure
+from gpt2viz.widgets.job_panel import JobPanel, target_id
 
 HIT_PX = 9.0  # how near the pointer must be to a node's centre (in figure units)
 
@@ -90,7 +90,7 @@ class GraphCanvas(QWidget):
             self.sigClicked.emit(self.node_at(e.position()))
 
 
-class GraphPanel(_JobPanel):
+class GraphPanel(JobPanel):
     """Target, thresholds, Build / Cancel / progress, the graph, a read-out line and Save."""
 
     channel = "graph"
@@ -150,7 +150,7 @@ class GraphPanel(_JobPanel):
         if self.state.history is None:
             self.message.setText(self.tr("Run prompt A first."))
             return
-        target = _target_id(self.tok(), self.target.text())
+        target = target_id(self.tok(), self.target.text())
         if self.state.run_graph(target, self.node_t.value(), self.edge_t.value()):
             self.started()
             self.message.setText(self.tr("Building the graph…"))
