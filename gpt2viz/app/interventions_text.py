@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication
 
-from gpt2viz.core.interventions import HeadAblation, NeuronAblation, Patch, Steer, SublayerAblation
+from gpt2viz.core.interventions import HeadAblation, NeuronAblation, Patch, RankOneEdit, Steer, SublayerAblation
 
 translate = QCoreApplication.translate
 
@@ -32,6 +32,8 @@ def label(iv) -> str:
             site=where, layer=iv.layer, position=iv.position)
     if isinstance(iv, Steer):
         return translate("Interventions", "steer block {layer} input (×{scale:g})").format(layer=iv.layer, scale=iv.scale)
+    if isinstance(iv, RankOneEdit):
+        return translate("Interventions", "edit block {layer} MLP: {label}").format(layer=iv.layer, label=iv.label)
     return str(iv)
 
 

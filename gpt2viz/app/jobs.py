@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
@@ -22,6 +23,7 @@ class Job(str, enum.Enum):
     PATCHING = "patching"
     CAUSAL = "causal"
     GRAPH = "graph"
+    EDIT = "edit"
 
     def __str__(self) -> str:
         return self.value
@@ -106,6 +108,50 @@ def graph_job(a: Session, target: int | None = None, node_threshold: float | Non
         data["metadata"]["info"] = {"generator": "gpt2viz", "model": model.name, "replacement_score": r,
                                     "completeness_score": c}
         return data
+    return job
+
+
+@dataclass(frozen=True)
+class EditSummary:
+    """A ROME edit made in the app: the intervention, where it was made and what it did to the prompt's answer."""
+
+    edit: object  # RankOneEdit
+    layer: int
+    layer_from: str  # "given" or "causal trace"
+    prompt: str
+    target: str
+    p_before: float  # P(target | prompt) without the edit
+    p_after: float  # ... with it
+
+
+def edit_job(a: Session, prompt: str, subject: str, target: str, layer: int | None = None, seed: int = 0):
+    """``fn(progress, cancel)`` computing ROME's edit of ``prompt``'s ``subject`` to continue with ``target`` at
+    block ``layer`` (None: the causal trace's peak MLP at the subject's last token, as ``gpt2viz edit`` does),
+    with the key statistics from the text gpt2viz ships; None before a model is open."""
+    from gpt2viz.core.analysis.causal_trace import causal_trace
+    from gpt2viz.core.editing.evaluation import stats_text, target_prob
+    from gpt2viz.core.editing.rome import EditRequest, compute_edit, subject_last_index
+
+    if a.model is None:
+        return None
+    model, weights = a.model, a.weights
+    tok = model.tokenizer
+    last = subject_last_index(tok, "", prompt, subject)  # raises EditError (a ValueError) when it is not there
+    if not tok.encode(target):
+        raise ValueError("the new target is empty")
+
+    def job(progress, cancel):
+        chosen, source = layer, "given"
+        if chosen is None:
+            ids = tok.encode(prompt)
+            start = len(tok.encode(prompt[: prompt.rfind(subject)]))
+            tr = causal_trace(model, weights, ids, tuple(range(min(start, last), last + 1)), kinds=("mlp",),
+                              window=1, seed=seed, cancel=cancel)
+            chosen, source = int(np.argmax(tr.prob["mlp"][:, last])), "causal trace"
+        result = compute_edit(model, EditRequest(prompt, subject, target), chosen, stats_texts=stats_text(),
+                              seed=seed, progress=progress, cancel=cancel)
+        return EditSummary(result.edit, chosen, source, prompt, target, target_prob(model, prompt, target),
+                           target_prob(model, prompt, target, (result.edit,)))
     return job
 
 

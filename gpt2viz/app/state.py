@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QThread, Signal
 
-from gpt2viz.app.jobs import Job, JobRunner, causal_job, graph_job, patching_job, prompt_ids
+from gpt2viz.app.jobs import Job, JobRunner, causal_job, edit_job, graph_job, patching_job, prompt_ids
 from gpt2viz.app.player import FRAME_S, PLAY_AHEAD, Player  # noqa: F401 - re-exported for the tests
 from gpt2viz.app.requests import RequestBus
 from gpt2viz.app.sessions import SessionId, SessionRegistry, session_id
@@ -74,6 +74,7 @@ class AppState(QObject):
         self.sigBusy = self.requests.sigBusy
         self.sigPlaying = self.player.sigPlaying
         self.sigJobProgress, self.sigJobDone = self.jobs_runner.sigJobProgress, self.jobs_runner.sigJobDone
+        self.sigJobDone.connect(self._on_job_done)
         self.jobs_runner.sigFailed.connect(self.sigError)
 
         for signal, slot in ((self._toLoad, self.worker.load_model), (self._toShare, self.worker.share_model),
@@ -268,6 +269,23 @@ class AppState(QObject):
         if job is not None:
             self.run_job(Job.GRAPH, job)
         return job is not None
+
+    def edit_fact(self, prompt: str, subject: str, target: str, layer: int | None = None) -> bool:
+        """Compute ROME's edit on the worker (job EDIT); when it is done the edit is put in force on session A
+        (a chip, removable like any intervention). False, with a message, when the request cannot be made."""
+        try:
+            job = edit_job(self.sessions[A], prompt, subject, target, layer)
+        except ValueError as e:
+            self.report_error(str(e))
+            return False
+        if job is not None:
+            self.run_job(Job.EDIT, job)
+        return job is not None
+
+    def _on_job_done(self, job: str, summary) -> None:
+        # an edit the user asked for joins A's interventions (the text runs again under it)
+        if job == Job.EDIT.value and summary is not None and self.sessions[A].model is not None:
+            self.set_interventions(self.sessions[A].interventions + (summary.edit,))
 
     def run_job(self, job: Job | str, fn) -> None:
         """Run ``fn(progress, cancel)`` on the worker thread (a patching table, a causal trace).

@@ -11,8 +11,22 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QProcess, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
-                               QMainWindow, QMessageBox, QProgressBar, QPushButton, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gpt2viz.app import i18n
 from gpt2viz.app.sessions import SessionId
@@ -99,11 +113,12 @@ class MainWindow(Retranslating, QMainWindow):
         self.addDockWidget(Qt.RightDockWidgetArea, self.journey_dock)
         self.journey_dock.hide()
         self._analysis = None  # the patching / causal-trace views, built when first opened (a faster start)
+        self._edit_dialog = None  # the Edit-a-fact dialog, built when first opened
         self.analysis_dock = QDockWidget(self)
         self.analysis_dock.setObjectName("analysis")
         self.addDockWidget(Qt.BottomDockWidgetArea, self.analysis_dock)
         self.analysis_dock.hide()
-        self.compare: "CompareDock | None" = None
+        self.compare: CompareDock | None = None
         self.compare_dock = QDockWidget(self)
         self.compare_dock.setObjectName("compare")
         self.addDockWidget(Qt.BottomDockWidgetArea, self.compare_dock)
@@ -156,6 +171,7 @@ class MainWindow(Retranslating, QMainWindow):
         a["patching"].setText(self.tr("Activation &patching (A clean, B corrupted)"))
         a["causal"].setText(self.tr("Causal &trace of A (ROME)"))
         a["graph"].setText(self.tr("Circuit &graph of A (transcoders)"))
+        a["edit_fact"].setText(self.tr("&Edit a fact (ROME)…"))
         a["clear_ivs"].setText(self.tr("&Remove every intervention"))
         self.journey_dock.setWindowTitle(self.tr("Guided journey"))
         a = self.actions_by_name
@@ -179,6 +195,16 @@ class MainWindow(Retranslating, QMainWindow):
         self.journey_dock.show()
         self.actions_by_name["journey"].setChecked(True)
         self.journey.go(page)
+
+    def open_edit_fact(self):
+        """Show the Edit-a-fact dialog (one per window, kept so it can show what the edit did)."""
+        from gpt2viz.widgets.edit_fact import EditFactDialog  # first use only: a faster start
+
+        if self._edit_dialog is None:
+            self._edit_dialog = EditFactDialog(self.state, self)
+        self._edit_dialog.show()
+        self._edit_dialog.raise_()
+        return self._edit_dialog
 
     def open_compare(self, prompt: str | None = None) -> None:
         """Open prompt B beside A (default: A's prompt with its subject swapped, or A's prompt itself)."""
@@ -295,6 +321,7 @@ class MainWindow(Retranslating, QMainWindow):
         an = self.menus["analysis"] = self.menuBar().addMenu("")
         for key, fn in (("compare", lambda: self.open_compare()), ("patching", lambda: self.open_analysis(0)),
                         ("causal", lambda: self.open_analysis(1)), ("graph", lambda: self.open_analysis(2)),
+                        ("edit_fact", lambda: self.open_edit_fact()),
                         ("clear_ivs", lambda: self.state.clear_interventions(SessionId.A))):
             a = self.actions_by_name[key] = QAction(self)
             a.triggered.connect(fn)

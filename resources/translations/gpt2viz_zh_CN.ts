@@ -295,6 +295,73 @@
     </message>
 </context>
 <context>
+    <name>EditFactDialog</name>
+    <message>
+        <source>Edit a fact (ROME)</source>
+        <translation>编辑一条事实（ROME）</translation>
+    </message>
+    <message>
+        <source>a part of the prompt, e.g.  France</source>
+        <translation>提示中的一段，例如  France</translation>
+    </message>
+    <message>
+        <source>the new continuation, e.g.  Rome</source>
+        <translation>新的接续，例如  Rome</translation>
+    </message>
+    <message>
+        <source>from the causal trace</source>
+        <translation>取自因果追踪</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <source>Subject</source>
+        <translation>主语</translation>
+    </message>
+    <message>
+        <source>New target</source>
+        <translation>新目标</translation>
+    </message>
+    <message>
+        <source>Block (MLP)</source>
+        <translation>块（MLP）</translation>
+    </message>
+    <message>
+        <source>Edit</source>
+        <translation>编辑</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>ROME writes the new fact into one MLP&apos;s output weight (a rank-one change) so that the subject&apos;s key now reads out the new target. The edit joins prompt A&apos;s interventions; remove its chip to undo it.</source>
+        <translation>ROME 把新事实写进一个 MLP 的输出权重（秩一修改），让主语的键读出新的目标。这次编辑加入提示 A 的干预；移除它的标签即可撤销。</translation>
+    </message>
+    <message>
+        <source>No model is loaded.</source>
+        <translation>没有加载模型。</translation>
+    </message>
+    <message>
+        <source>Computing the edit…</source>
+        <translation>正在计算编辑…</translation>
+    </message>
+    <message>
+        <source>Stopped: cancelled, failed, or another request came first.</source>
+        <translation>已停止：被取消、失败，或有新的请求先到。</translation>
+    </message>
+    <message>
+        <source>given</source>
+        <translation>指定</translation>
+    </message>
+    <message>
+        <source>In force on prompt A: block {layer}&apos;s MLP ({source}). P({target} | prompt) {before:.2%} before, {after:.2%} after.</source>
+        <translation>已作用于提示 A：第 {layer} 块的 MLP（{source}）。P({target} | 提示) 编辑前 {before:.2%}，编辑后 {after:.2%}。</translation>
+    </message>
+</context>
+<context>
     <name>EmbeddingsView</name>
     <message>
         <source>token</source>
@@ -961,6 +1028,10 @@
         <translation>引导模块 {layer} 的输入（×{scale:g}）</translation>
     </message>
     <message>
+        <source>edit block {layer} MLP: {label}</source>
+        <translation>编辑第 {layer} 块 MLP：{label}</translation>
+    </message>
+    <message>
         <source>no interventions</source>
         <translation>无干预</translation>
     </message>
@@ -1335,6 +1406,10 @@
     <message>
         <source>Circuit &amp;graph of A (transcoders)</source>
         <translation>A 的电路图（转码器）(&amp;G)</translation>
+    </message>
+    <message>
+        <source>&amp;Edit a fact (ROME)…</source>
+        <translation>编辑一条事实（ROME）(&amp;E)…</translation>
     </message>
     <message>
         <source>&amp;Remove every intervention</source>
