@@ -24,6 +24,7 @@ class Job(str, enum.Enum):
     CAUSAL = "causal"
     GRAPH = "graph"
     EDIT = "edit"
+    SAVE_EDIT = "save-edit"
 
     def __str__(self) -> str:
         return self.value
@@ -152,6 +153,26 @@ def edit_job(a: Session, prompt: str, subject: str, target: str, layer: int | No
                               seed=seed, progress=progress, cancel=cancel)
         return EditSummary(result.edit, chosen, source, prompt, target, target_prob(model, prompt, target),
                            target_prob(model, prompt, target, (result.edit,)))
+    return job
+
+
+def save_edit_job(a: Session, out: str):
+    """``fn(progress, cancel)`` writing A's model with A's ROME edits applied to its weights into the new folder
+    ``out`` (checked hook by hook against the edit in force), returning the folder's path; None when A has no
+    edit in force."""
+    from gpt2viz.core.editing.save import save_edited
+    from gpt2viz.core.interventions import RankOneEdit
+
+    edits = tuple(iv for iv in a.interventions if isinstance(iv, RankOneEdit))
+    if a.model is None or not edits:
+        return None
+    model = a.model
+
+    def job(progress, cancel):
+        progress(0, 1)
+        folder = save_edited(model, edits, out, request={"edits": [e.label for e in edits]})
+        progress(1, 1)
+        return str(folder)
     return job
 
 

@@ -12,9 +12,9 @@ which emits the signal: a view cannot miss a change.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
 
-from gpt2viz.app.jobs import Job, JobRunner, causal_job, edit_job, graph_job, patching_job, prompt_ids
+from gpt2viz.app.jobs import Job, JobRunner, causal_job, edit_job, graph_job, patching_job, prompt_ids, save_edit_job
 from gpt2viz.app.player import FRAME_S, PLAY_AHEAD, Player  # noqa: F401 - re-exported for the tests
 from gpt2viz.app.requests import RequestBus
 from gpt2viz.app.sessions import SessionId, SessionRegistry, session_id
@@ -281,6 +281,23 @@ class AppState(QObject):
         if job is not None:
             self.run_job(Job.EDIT, job)
         return job is not None
+
+    def save_edited_model(self, out: str) -> bool:
+        """Write A's model with its ROME edits applied into the new folder ``out`` on the worker (job SAVE_EDIT);
+        False, with a message, when no edit is in force."""
+        from pathlib import Path
+
+        if Path(out).exists():  # never written over: an edited model goes into a folder of its own
+            self.report_error(QCoreApplication.translate("AppState", "{path} exists: choose a new folder name.").format(
+                path=out))
+            return False
+        job = save_edit_job(self.sessions[A], out)
+        if job is None:
+            self.report_error(QCoreApplication.translate(
+                "AppState", "No model edit is in force: make one with Analysis → Edit a fact (ROME) first."))
+            return False
+        self.run_job(Job.SAVE_EDIT, job)
+        return True
 
     def _on_job_done(self, job: str, summary) -> None:
         # an edit the user asked for joins A's interventions (the text runs again under it)

@@ -35,6 +35,7 @@ class ExportActions(QObject):
         super().__init__(window)
         self.window = window
         self.scale = 2.0
+        window.state.sigJobDone.connect(self._on_job_done)
 
     # ---- shared steps -------------------------------------------------------------------------------
     @property
@@ -153,6 +154,25 @@ class ExportActions(QObject):
             return
         self._remember(Path(path).parent)
         self._saved(translate("MainWindow", "saved {npz} and {json}").format(npz=npz, json=js.name))
+
+    def save_edited_model(self, path: str | None = None) -> None:
+        """Ask for a new folder's name (unless ``path`` is given), then write the model with A's ROME edits
+        applied to its weights there, on the worker; the saved folder is checked against the edit in force."""
+        w, st = self.window, self.window.state
+        if path is None:
+            start = str(self.folder / f"{st.model.name}-edited") if st.model is not None else str(self.folder)
+            path, _ = QFileDialog.getSaveFileName(w, translate("MainWindow", "Save the edited model as a new folder"),
+                                                  start, "", options=QFileDialog.DontConfirmOverwrite)
+            if not path:
+                return
+        if st.save_edited_model(path):
+            self._remember(Path(path).parent)
+            self._saved(translate("MainWindow", "saving the edited model to {path}…").format(path=path), 0)
+
+    def _on_job_done(self, job: str, result) -> None:
+        if job == "save-edit" and result is not None:
+            self._saved(translate("MainWindow", "saved the edited model to {path} (open it from Model → Open model "
+                                  "folder)").format(path=result))
 
     def export_report(self, path: str | None = None) -> None:
         """Ask where (unless ``path`` is given), then write the journey report of the current text."""

@@ -24,6 +24,17 @@
     </message>
 </context>
 <context>
+    <name>AppState</name>
+    <message>
+        <source>{path} exists: choose a new folder name.</source>
+        <translation>{path} 已存在：请换一个新的文件夹名。</translation>
+    </message>
+    <message>
+        <source>No model edit is in force: make one with Analysis → Edit a fact (ROME) first.</source>
+        <translation>当前没有生效的模型编辑：请先用 分析 → 编辑一条事实（ROME）做一次编辑。</translation>
+    </message>
+</context>
+<context>
     <name>AttentionView</name>
     <message>
         <source>pattern (after softmax)</source>
@@ -1444,6 +1455,10 @@
         <translation>导出数据（全部钩子，.npz + .json）(&amp;D)…</translation>
     </message>
     <message>
+        <source>Save &amp;edited model (the ROME edits in force)…</source>
+        <translation>保存编辑后的模型（当前生效的 ROME 编辑）(&amp;E)…</translation>
+    </message>
+    <message>
         <source>&amp;Guided journey through the stages</source>
         <translation>逐阶段导览旅程(&amp;G)</translation>
     </message>
@@ -1542,6 +1557,18 @@ No partial file was left behind; files that were there before are unchanged.</so
     <message>
         <source>Exporting {n} layers of {view}…</source>
         <translation>正在导出“{view}”的 {n} 层…</translation>
+    </message>
+    <message>
+        <source>Save the edited model as a new folder</source>
+        <translation>把编辑后的模型保存为新文件夹</translation>
+    </message>
+    <message>
+        <source>saving the edited model to {path}…</source>
+        <translation>正在把编辑后的模型保存到 {path}…</translation>
+    </message>
+    <message>
+        <source>saved the edited model to {path} (open it from Model → Open model folder)</source>
+        <translation>已把编辑后的模型保存到 {path}（可从 模型 → 打开模型文件夹 打开）</translation>
     </message>
     <message>
         <source>Cancel</source>

@@ -69,3 +69,29 @@ def test_a_subject_not_in_the_prompt_is_a_message(qtbot, win):
     dlg.target.setText(" Rome")
     dlg.run()
     assert errors and "Germany" in errors[0] and not win.state.jobs and dlg.edit_btn.isEnabled()
+
+
+def test_save_edited_model_writes_a_folder_that_answers_as_the_edit(qtbot, win, tmp_path):
+    from gpt2viz.core.engine.model import Model
+
+    st = win.state
+    errors = []
+    st.sigError.connect(errors.append)
+    win.exports.save_edited_model(str(tmp_path / "none"))  # no edit in force yet: a message, no folder
+    assert errors and "No model edit" in errors[0] and not (tmp_path / "none").exists()
+    dlg = win.open_edit_fact()
+    dlg.subject.setText(" France")
+    dlg.target.setText(" Rome")
+    dlg.layer.setValue(0)
+    dlg.run()
+    qtbot.waitUntil(lambda: any(isinstance(iv, RankOneEdit) for iv in st.session("A").interventions), timeout=120000)
+    qtbot.waitUntil(lambda: not st.busy and not st.jobs, timeout=30000)
+    edited_logits = st.history.frames[-1].logits.copy()
+    win.exports.save_edited_model(str(tmp_path / "edited"))
+    qtbot.waitUntil(lambda: not st.jobs, timeout=120000)
+    assert "edited" in win.statusBar().currentMessage()
+    saved = Model(tmp_path / "edited")
+    trace, _ = saved.run(saved.tokenizer.encode(PROMPT), hooks=[])
+    np.testing.assert_allclose(trace.last_logits, edited_logits, atol=2e-3)
+    win.exports.save_edited_model(str(tmp_path / "edited"))  # it exists now: refused in one message
+    assert not st.jobs and "exists" in errors[-1]
