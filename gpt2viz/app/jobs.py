@@ -123,18 +123,25 @@ class EditSummary:
     target: str
     p_before: float  # P(target | prompt) without the edit
     p_after: float  # ... with it
+    scores: object = None  # EditScores: efficacy, paraphrase, neighbourhood, fluency (as gpt2viz edit prints)
+    old: str = ""  # the answer the edit replaces
+    n_paraphrases: int = 0  # paraphrases measured (only prompts of the shipped fact set have them)
 
 
 def edit_job(a: Session, prompt: str, subject: str, target: str, layer: int | None = None, seed: int = 0):
     """``fn(progress, cancel)`` computing ROME's edit of ``prompt``'s ``subject`` to continue with ``target`` at
     block ``layer`` (None: the causal trace's peak MLP at the subject's last token, as ``gpt2viz edit`` does),
     with the key statistics from the text gpt2viz ships; None before a model is open."""
+    import importlib.util
+
     from gpt2viz.core.analysis.causal_trace import causal_trace
-    from gpt2viz.core.editing.evaluation import stats_text, target_prob
+    from gpt2viz.core.editing.evaluation import measure_edit, stats_text
     from gpt2viz.core.editing.rome import EditRequest, compute_edit, subject_last_index
 
     if a.model is None:
         return None
+    if importlib.util.find_spec("torch") is None:  # v* is optimised with torch (the export extra)
+        raise ValueError("editing a fact needs torch: pip install 'gpt2viz[export]'")
     model, weights = a.model, a.weights
     tok = model.tokenizer
     last = subject_last_index(tok, "", prompt, subject)  # raises EditError (a ValueError) when it is not there
@@ -151,8 +158,9 @@ def edit_job(a: Session, prompt: str, subject: str, target: str, layer: int | No
             chosen, source = int(np.argmax(tr.prob["mlp"][:, last])), "causal trace"
         result = compute_edit(model, EditRequest(prompt, subject, target), chosen, stats_texts=stats_text(),
                               seed=seed, progress=progress, cancel=cancel)
-        return EditSummary(result.edit, chosen, source, prompt, target, target_prob(model, prompt, target),
-                           target_prob(model, prompt, target, (result.edit,)))
+        scores, fact, _n = measure_edit(model, result.edit, prompt, subject, target, seed=seed)
+        return EditSummary(result.edit, chosen, source, prompt, target, scores.p_new_before, scores.p_new_after,
+                           scores, fact["true"], len(fact["paraphrases"]))
     return job
 
 

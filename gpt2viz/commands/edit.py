@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import random
 import sys
 import time
 
 import numpy as np
 
-from gpt2viz.core.editing.evaluation import find_fact, prompt_set, score_edit, stats_text
+from gpt2viz.core.editing.evaluation import measure_edit, stats_text
 from gpt2viz.core.editing.rome import EditRequest, compute_edit, subject_last_index
-
-NEIGHBOURS = 10
 
 
 def add_parser(sub, add_model) -> None:
@@ -56,23 +53,12 @@ def run(a, open_model) -> int:
     say(f"editing block {layer}'s MLP ({layer_from}); key statistics: "
         f"{'identity' if not texts else 'the text gpt2viz ships'}")
     result = compute_edit(model, request, layer, stats_texts=texts, seed=a.seed)
-    facts = prompt_set()["facts"]
-    fact = find_fact(facts, a.prompt, a.subject)
-    if fact is None or fact["prompt"] != a.prompt.strip():
-        # a prompt outside the shipped set: the old answer is the model's own top token, no paraphrases
-        top = int(np.argmax(model.run(ids, hooks=[])[0].last_logits))
-        fact = {"prompt": a.prompt, "subject": a.subject, "true": tok.token_text(top), "paraphrases": [],
-                "paraphrases_zh": []}
-    rng = random.Random(a.seed)
-    others = [f for f in facts if f["subject"].strip() != a.subject.strip()]
-    neighbours = rng.sample(others, min(NEIGHBOURS, len(others)))
-    new_zh = next((f["true_zh"] for f in facts if f["true"].strip() == a.target.strip()), None)
-    scores = score_edit(model, result.edit, fact, a.target, neighbours, new_zh=new_zh, fluency_seed=a.seed)
+    scores, fact, n_neighbours = measure_edit(model, result.edit, a.prompt, a.subject, a.target, seed=a.seed)
     out = {"prompt": a.prompt, "subject": a.subject, "target": a.target, "old": fact["true"],
            "layer": layer, "layer_from": layer_from, "covariance": result.covariance,
            "stats_tokens": result.stats_tokens, "u_norm": round(result.u_norm, 4),
            "v_norm": round(result.v_star_norm, 4), "delta_norm": round(result.delta_norm, 4),
-           **scores.as_json(), "paraphrases": len(fact["paraphrases"]), "neighbours": len(neighbours),
+           **scores.as_json(), "paraphrases": len(fact["paraphrases"]), "neighbours": n_neighbours,
            "seconds": round(time.perf_counter() - t0, 1)}
     if not fact["paraphrases"]:
         out["paraphrase"] = None
@@ -84,7 +70,7 @@ def run(a, open_model) -> int:
     if a.json:
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    pct = lambda x: "n/a" if x is None else f"{x:.0%}"  # noqa: E731
+    pct = lambda x: "n/a" if x is None else f"{x:.0%}"
     print(f"{a.prompt!r}: {fact['true']!r} -> {a.target!r} at block {layer} ({layer_from})")
     print(f"  P(new) {scores.p_new_before:.3f} -> {scores.p_new_after:.3f}   "
           f"P(old) {scores.p_old_before:.3f} -> {scores.p_old_after:.3f}")

@@ -89,7 +89,16 @@ class EditFactDialog(QDialog):
             return
         self.progress.setValue(self.progress.maximum())
         source = self.tr("from the causal trace") if summary.layer_from == "causal trace" else self.tr("given")
+        sc = summary.scores
+        pct = lambda x: self.tr("n/a") if x is None else f"{x:.0%}"
         self.message.setText(self.tr(
             "In force on prompt A: block {layer}'s MLP ({source}). P({target} | prompt) {before:.2%} before, "
-            "{after:.2%} after.").format(layer=summary.layer, source=source, target=summary.target.strip(),
-                                         before=summary.p_before, after=summary.p_after))
+            "{after:.2%} after (the old answer {old}).").format(
+            layer=summary.layer, source=source, target=summary.target.strip(), before=summary.p_before,
+            after=summary.p_after, old=summary.old.strip()) + "\n" + self.tr(
+            "Efficacy {eff}; paraphrases {para} (Chinese {zh}); other subjects kept {nb} (before the edit {nb0}); "
+            "fluency {f0:.2f} → {f1:.2f} bits.").format(
+            eff=pct(sc.efficacy), para=pct(sc.paraphrase if summary.n_paraphrases else None),
+            zh=pct(sc.paraphrase_zh), nb=pct(sc.neighbourhood), nb0=pct(sc.neighbourhood_before),
+            f0=sc.fluency_before, f1=sc.fluency_after))
+

@@ -368,8 +368,16 @@
         <translation>指定</translation>
     </message>
     <message>
-        <source>In force on prompt A: block {layer}&apos;s MLP ({source}). P({target} | prompt) {before:.2%} before, {after:.2%} after.</source>
-        <translation>已作用于提示 A：第 {layer} 块的 MLP（{source}）。P({target} | 提示) 编辑前 {before:.2%}，编辑后 {after:.2%}。</translation>
+        <source>n/a</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>In force on prompt A: block {layer}&apos;s MLP ({source}). P({target} | prompt) {before:.2%} before, {after:.2%} after (the old answer {old}).</source>
+        <translation>已作用于提示 A：第 {layer} 块的 MLP（{source}）。P({target} | 提示) 编辑前 {before:.2%}，编辑后 {after:.2%}（原答案 {old}）。</translation>
+    </message>
+    <message>
+        <source>Efficacy {eff}; paraphrases {para} (Chinese {zh}); other subjects kept {nb} (before the edit {nb0}); fluency {f0:.2f} → {f1:.2f} bits.</source>
+        <translation>有效率 {eff}；改写句 {para}（中文 {zh}）；其他主语保持不变 {nb}（编辑前 {nb0}）；流畅度 {f0:.2f} → {f1:.2f} 比特。</translation>
     </message>
 </context>
 <context>

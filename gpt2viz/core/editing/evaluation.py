@@ -134,3 +134,29 @@ def find_fact(facts: list[dict], prompt: str, subject: str) -> dict | None:
     """The prompt-set row of ``subject`` (matched without surrounding spaces), or None."""
     key = subject.strip()
     return next((f for f in facts if f["subject"].strip() == key), None)
+
+
+NEIGHBOURS = 10  # other subjects of the relation an edit must leave alone
+
+
+def measure_edit(model, edit, prompt: str, subject: str, target: str, seed: int = 0) -> tuple[EditScores, dict, int]:
+    """Score ``edit`` of ``prompt``'s ``subject`` to ``target`` as ``gpt2viz edit`` and the app do.
+
+    The fact is the shipped prompt set's row for this prompt (its paraphrases); a prompt outside the set keeps
+    the model's own top token as the old answer and has no paraphrases. Neighbours: ``NEIGHBOURS`` other
+    subjects drawn with ``seed``. Returns (scores, the fact row used, the number of neighbours).
+    """
+    import random
+
+    facts = prompt_set()["facts"]
+    fact = find_fact(facts, prompt, subject)
+    if fact is None or fact["prompt"] != prompt.strip():
+        top = int(np.argmax(model.run(model.tokenizer.encode(prompt), hooks=[])[0].last_logits))
+        fact = {"prompt": prompt, "subject": subject, "true": model.tokenizer.token_text(top), "paraphrases": [],
+                "paraphrases_zh": []}
+    rng = random.Random(seed)
+    others = [f for f in facts if f["subject"].strip() != subject.strip()]
+    neighbours = rng.sample(others, min(NEIGHBOURS, len(others)))
+    new_zh = next((f["true_zh"] for f in facts if f["true"].strip() == target.strip()), None)
+    scores = score_edit(model, edit, fact, target, neighbours, new_zh=new_zh, fluency_seed=seed)
+    return scores, fact, len(neighbours)
