@@ -233,9 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
     attribute.add_parser(sub, _add_model)
     from gpt2viz.commands import edit
     edit.add_parser(sub, _add_model)
-    from gpt2viz.commands import features, train_sae
+    from gpt2viz.commands import features, sae_dashboards, train_sae
     features.add_parser(sub, _add_model)
     train_sae.add_parser(sub, _add_model)
+    sae_dashboards.add_parser(sub, _add_model)
     from gpt2viz.commands import graph
     graph.add_parser(sub, _add_model)
 
@@ -423,6 +424,12 @@ def cmd_graph(a) -> int:
     return run(a, _open_model)
 
 
+def cmd_sae_dashboards(a) -> int:
+    from gpt2viz.commands.sae_dashboards import run
+
+    return run(a, _open_model)
+
+
 def cmd_train_sae(a) -> int:
     from gpt2viz.commands.train_sae import run
 
@@ -431,7 +438,8 @@ def cmd_train_sae(a) -> int:
 
 COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models,
             "snapshot": cmd_snapshot, "report": cmd_report, "patch": cmd_patch, "attribute": cmd_attribute,
-            "edit": cmd_edit, "features": cmd_features, "train-sae": cmd_train_sae, "graph": cmd_graph}
+            "edit": cmd_edit, "features": cmd_features, "train-sae": cmd_train_sae, "graph": cmd_graph,
+            "sae-dashboards": cmd_sae_dashboards}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ def atlas():
 def test_atlas_is_the_default_and_small():
     folder = resolve_model(None)
     assert folder == bundled_models_dir() / DEFAULT_MODEL
-    size = sum(f.stat().st_size for f in folder.iterdir())
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())  # saes/ and transcoders/ included
     assert size <= 50 * 2**20
     m = json.loads((folder / "gpt2viz.json").read_text())
     assert m["config"]["vocab_size"] == 50257 and m["validation"]["max_relative"] <= 1e-4
