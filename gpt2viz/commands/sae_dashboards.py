@@ -43,9 +43,8 @@ def run(a, open_model) -> int:
     say = (lambda m: None) if a.json else (lambda m: print(m, file=sys.stderr, flush=True))
     for sae in saes:
         t0 = time.perf_counter()
-        last = [0.0]
 
-        def tick(done, total, name=sae.cfg.hook_name):
+        def tick(done, total, name=sae.cfg.hook_name, last=[0.0]):  # noqa: B006 - one clock per SAE, by design
             now = time.perf_counter()
             if done == total or now - last[0] > 2.0:
                 last[0] = now

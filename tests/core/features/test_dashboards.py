@@ -9,8 +9,7 @@ import pytest
 
 from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.features.activations import sae_activations, shipped_texts, windows
-from gpt2viz.core.features.dashboards import (BANDS, BEFORE, N_TOP, build_dashboards, feature_label,
-                                             load_dashboards)
+from gpt2viz.core.features.dashboards import BANDS, BEFORE, N_TOP, build_dashboards, feature_label, load_dashboards
 from gpt2viz.core.features.sae import SAEError
 from gpt2viz.core.features.saelens_folder import write_sae
 from tests.core.features.test_steering import random_sae
