@@ -30,6 +30,12 @@ def label(iv) -> str:
         where = translate("Interventions", "head {head}").format(head=iv.head) if iv.site == "head" else iv.site
         return translate("Interventions", "patch {site} of block {layer} at position {position} from B").format(
             site=where, layer=iv.layer, position=iv.position)
+    if isinstance(iv, Steer) and iv.feature is not None and iv.clamp is not None:
+        return translate("Interventions", "feature {layer}.{feature} set to {value:g} at position {position}").format(
+            layer=iv.layer, feature=iv.feature, value=iv.clamp, position=iv.positions[0] if iv.positions else "?")
+    if isinstance(iv, Steer) and iv.feature is not None:
+        return translate("Interventions", "feature {layer}.{feature} ×{scale:g}").format(
+            layer=iv.layer, feature=iv.feature, scale=iv.scale)
     if isinstance(iv, Steer):
         return translate("Interventions", "steer block {layer} input (×{scale:g})").format(layer=iv.layer, scale=iv.scale)
     if isinstance(iv, RankOneEdit):

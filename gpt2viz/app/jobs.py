@@ -25,6 +25,8 @@ class Job(str, enum.Enum):
     GRAPH = "graph"
     EDIT = "edit"
     SAVE_EDIT = "save-edit"
+    FEATURE_CLAMP = "feature-clamp"
+    FEATURE_TEXT = "feature-text"
 
     def __str__(self) -> str:
         return self.value
@@ -246,3 +248,53 @@ class JobRunner(QObject):
         if self._current(req, channel) is not None:
             self._on_done(req, channel, None)
             self.sigFailed.emit(message)
+
+
+@dataclass(frozen=True)
+class FeatureText:
+    """"Test your own text" on a feature page: the feature's activation on each token of ``text``."""
+
+    layer: int
+    feature: int
+    text: str
+    pieces: tuple  # ((token text, activation), ...)
+
+
+def feature_text_job(a: Session, layer: int, feature: int, text: str):
+    """``fn(progress, cancel)`` reading feature ``feature`` of block ``layer``'s SAE on every token of ``text``;
+    None before a model is open."""
+    from gpt2viz.core.viewmodels.features import feature_on_text
+
+    if a.model is None:
+        return None
+    if not text.strip():
+        raise ValueError("type a text to read the feature on")
+    model = a.model
+
+    def job(progress, cancel):
+        progress(0, 1)
+        out = FeatureText(layer, feature, text, feature_on_text(model, layer, feature, text))
+        progress(1, 1)
+        return out
+    return job
+
+
+def feature_clamp_job(a: Session, layer: int, feature: int, value: float = 0.0, positions=None):
+    """``fn(progress, cancel)`` returning the Steer interventions that set feature ``feature`` of block ``layer``
+    to ``value`` (0: ablation) at ``positions`` (None: every position of A's text) under A's interventions in
+    force (the clamp reads the feature's activation from a run with them); None before A has run."""
+    from gpt2viz.core.features.shipped import feature_set
+    from gpt2viz.core.features.steering import FeatureClamp, to_interventions
+
+    if a.history is None:
+        return None
+    model, base = a.model, tuple(a.interventions)
+    ids = [int(t) for t in a.history.tokens]
+    sae = feature_set(model, layer).sae  # SAEError (a ValueError) when the block has none
+
+    def job(progress, cancel):
+        progress(0, 1)
+        out = to_interventions(model, {layer: sae}, [FeatureClamp(layer, feature, value, positions)], ids, base)
+        progress(1, 1)
+        return out
+    return job

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
 
-from gpt2viz.app.jobs import Job, JobRunner, causal_job, edit_job, graph_job, patching_job, prompt_ids, save_edit_job
+from gpt2viz.app.jobs import (Job, JobRunner, causal_job, edit_job, feature_clamp_job, feature_text_job, graph_job,
+                              patching_job, prompt_ids, save_edit_job)
 from gpt2viz.app.player import FRAME_S, PLAY_AHEAD, Player  # noqa: F401 - re-exported for the tests
 from gpt2viz.app.requests import RequestBus
 from gpt2viz.app.sessions import SessionId, SessionRegistry, session_id
@@ -299,10 +300,55 @@ class AppState(QObject):
         self.run_job(Job.SAVE_EDIT, job)
         return True
 
+    def steer_feature(self, layer: int, feature: int, scale: float) -> bool:
+        """Add ``scale`` × feature ``feature`` of block ``layer``'s SAE to A's block input at every position,
+        generated ones too (a chip, like any intervention). False, with a message, when it cannot be done."""
+        from gpt2viz.core.features.shipped import feature_set
+        from gpt2viz.core.features.steering import FeatureSteer, to_interventions
+
+        a = self.sessions[A]
+        if a.model is None:
+            return False
+        try:
+            sae = feature_set(a.model, layer).sae
+            steers = to_interventions(a.model, {layer: sae}, [FeatureSteer(layer, feature, scale)])
+        except ValueError as e:
+            self.report_error(str(e))
+            return False
+        self.set_interventions(a.interventions + steers)
+        return True
+
+    def clamp_feature(self, layer: int, feature: int, value: float = 0.0, positions=None) -> bool:
+        """Set feature ``feature`` of block ``layer``'s SAE to ``value`` (0: ablate it) at ``positions`` (None:
+        every position of A's text) through the graph's inputs; computed on the worker (job FEATURE_CLAMP), then
+        put in force on A as chips. False, with a message, when it cannot be done."""
+        try:
+            job = feature_clamp_job(self.sessions[A], layer, feature, value, positions)
+        except ValueError as e:
+            self.report_error(str(e))
+            return False
+        if job is not None:
+            self.run_job(Job.FEATURE_CLAMP, job)
+        return job is not None
+
+    def read_feature_on_text(self, layer: int, feature: int, text: str) -> bool:
+        """A feature page's "test your own text": the feature's activation on each token of ``text``, computed on
+        the worker (job FEATURE_TEXT; the answer is a :class:`~gpt2viz.app.jobs.FeatureText`)."""
+        try:
+            job = feature_text_job(self.sessions[A], layer, feature, text)
+        except ValueError as e:
+            self.report_error(str(e))
+            return False
+        if job is not None:
+            self.run_job(Job.FEATURE_TEXT, job)
+        return job is not None
+
     def _on_job_done(self, job: str, summary) -> None:
         # an edit the user asked for joins A's interventions (the text runs again under it)
         if job == Job.EDIT.value and summary is not None and self.sessions[A].model is not None:
             self.set_interventions(self.sessions[A].interventions + (summary.edit,))
+        if job == Job.FEATURE_CLAMP.value and summary and self.sessions[A].model is not None:
+            self.set_interventions(self.sessions[A].interventions + tuple(summary))
 
     def run_job(self, job: Job | str, fn) -> None:
         """Run ``fn(progress, cancel)`` on the worker thread (a patching table, a causal trace).

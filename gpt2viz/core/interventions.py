@@ -85,12 +85,19 @@ class Patch:
 
 @dataclass(frozen=True)
 class Steer:
-    """Add ``scale * vector`` ([E]) to ``blocks.{layer}.hook_resid_pre`` at ``positions`` (None = all)."""
+    """Add ``scale * vector`` ([E]) to ``blocks.{layer}.hook_resid_pre`` at ``positions`` (None = all).
+
+    ``feature`` says, for the chips and exports, that ``vector`` is that SAE feature's decoder direction; with
+    ``clamp`` set, the steer sets the feature's activation to ``clamp`` at its one position (``scale`` is then the
+    change made there; see :mod:`gpt2viz.core.features.steering`). The graph sees only ``vector`` and ``scale``.
+    """
 
     layer: int
     positions: tuple[int, ...] | None
     vector: tuple[float, ...] = field(repr=False)
     scale: float = 1.0
+    feature: int | None = None
+    clamp: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "positions", _positions(self.positions))
@@ -319,6 +326,10 @@ def describe(iv) -> dict:
              "v_norm": float(np.linalg.norm(iv.v))}
     else:
         d = {"kind": "steer", "layer": iv.layer, "scale": iv.scale, "vector_norm": float(np.linalg.norm(iv.vector))}
+        if iv.feature is not None:
+            d["feature"] = iv.feature
+        if iv.clamp is not None:
+            d["clamp"] = iv.clamp
     if not isinstance(iv, Patch):
         d["positions"] = None if iv.positions is None else list(iv.positions)
     return d

@@ -11,6 +11,7 @@ from gpt2viz.widgets.language import Retranslating
 from gpt2viz.widgets.view_names import STAGE_VIEW, TAB
 from gpt2viz.widgets.views.attention_view import AttentionView
 from gpt2viz.widgets.views.embed_view import EmbeddingsView
+from gpt2viz.widgets.views.features_view import FeaturesView
 from gpt2viz.widgets.views.lens_view import LensView
 from gpt2viz.widgets.views.mlp_view import MlpView
 from gpt2viz.widgets.views.path_view import PathView
@@ -19,7 +20,7 @@ from gpt2viz.widgets.views.tokens_view import TokensView
 
 
 class DetailTabs(Retranslating, QTabWidget):
-    """Tokens, Embeddings, Attention, MLP, Logit lens, Residual, Path, for one session."""
+    """Tokens, Embeddings, Attention, MLP, Logit lens, Residual, Path, Features, for one session."""
 
     def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
@@ -29,7 +30,7 @@ class DetailTabs(Retranslating, QTabWidget):
         self.views = {"Tokens": TokensView(state, session), "Embeddings": EmbeddingsView(state, session),
                       "Attention": AttentionView(state, session), "MLP": MlpView(state, session),
                       "Logit lens": LensView(state, session), "Residual": ResidualView(state, session),
-                      "Path": PathView(state, session)}
+                      "Path": PathView(state, session), "Features": FeaturesView(state, session)}
         for name, view in self.views.items():
             self.addTab(view, self.tab_label(name))
         self.views["Path"].sigOpenTab.connect(lambda name: self.setCurrentWidget(self.views[name]))
@@ -46,13 +47,13 @@ class DetailTabs(Retranslating, QTabWidget):
         """The shown title of the tab called ``name`` (the English names stay the views' keys)."""
         return {"Tokens": self.tr("Tokens"), "Embeddings": self.tr("Embeddings"), "Attention": self.tr("Attention"),
                 "MLP": self.tr("MLP"), "Logit lens": self.tr("Logit lens"), "Residual": self.tr("Residual"),
-                "Path": self.tr("Path")}[name]
+                "Path": self.tr("Path"), "Features": self.tr("Features")}[name]
 
     def _follow_stage(self) -> None:
         stage = self.session.selection.stage
         if stage == self._stage:
             return  # a position or head change keeps the tab the user is on
         self._stage = stage
-        if stage.kind is StageKind.BLOCK and self.currentWidget() is self.views["MLP"]:
-            return  # moving between blocks keeps the MLP tab open
+        if stage.kind is StageKind.BLOCK and self.currentWidget() in (self.views["MLP"], self.views["Features"]):
+            return  # moving between blocks keeps the MLP or Features tab open
         self.setCurrentWidget(self.views[TAB[STAGE_VIEW[stage.kind]]])

@@ -106,6 +106,12 @@ def interventions_text(session) -> str:
             out.append(f"{d['mode']}-ablate L{d['layer']} {'attention' if d['site'] == 'attn_out' else 'MLP'}")
         elif k == "patch":
             out.append(f"patch {d['site']} L{d['layer']} @{d['position']}")
+        elif k == "rank_one_edit":
+            out.append(f"edit L{d['layer']} MLP ({d['label']})")
+        elif "clamp" in d:
+            out.append(f"feature L{d['layer']}.F{d['feature']} = {d['clamp']:g} @{d['positions'][0]}")
+        elif "feature" in d:
+            out.append(f"feature L{d['layer']}.F{d['feature']} ×{d['scale']:g}")
         else:
             out.append(f"steer L{d['layer']} ×{d['scale']:g}")
     return ", ".join(out)

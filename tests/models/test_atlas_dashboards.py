@@ -41,4 +41,4 @@ def test_the_shipped_dashboards_are_what_the_command_builds(atlas):
 def test_block_4_feature_217_is_the_capital_feature(atlas):
     dash = load_dashboards(open_sae(atlas, layer=4)).feature(217)
     assert atlas.tokenizer.token_text(dash.top_tokens(1)[0]) == " capital"
-    assert feature_label(dash, atlas.tokenizer.token_display).startswith("␣capital")
+    assert feature_label(dash, atlas.tokenizer).startswith("␣capital")

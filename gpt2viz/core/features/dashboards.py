@@ -18,6 +18,7 @@ without running anything. Every activation comes from onnxruntime running the mo
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ N_LOGITS = 10  # top / bottom logit effects kept
 N_NEIGHBOURS = 6
 BINS = 20  # activation histogram bins, from 0 to the feature's maximum
 PAD = np.iinfo(np.int32).max  # a window slot outside the text
+_PARTIAL = re.compile(r"\[\d+-\d+/\d+\]$")  # the tokenizer's "part i-j of n bytes" mark on a split character
 ENCODE_ROWS = 2048  # positions encoded at once (bounds memory to ENCODE_ROWS x d_sae floats)
 
 
@@ -297,12 +299,18 @@ def build_dashboards(model, sae: SAE, texts: Sequence[str] | None = None, *, con
     return Dashboards(arrays, meta)
 
 
-def feature_label(dash: FeatureDashboard | None, token_text: Callable[[int], str], n: int = 3) -> str:
-    """A short label with no network and no language model: the tokens the feature fires on most, then the token
-    it promotes most (``"␣France / ␣Italy → ␣Paris"`` with ``token_text`` the tokenizer's ``token_display``); empty
-    for a dead feature or no dashboard."""
+def feature_label(dash: FeatureDashboard | None, tokenizer, n: int = 3) -> str:
+    """A short label with no network and no language model: the tokens the feature fires on most (a character
+    split over several tokens shown whole), then the token it promotes most (``"␣France / ␣Italy → ␣Paris"``);
+    empty for a dead feature or no dashboard."""
     if dash is None or dash.dead:
         return ""
-    fires = " / ".join(token_text(t) for t in dash.top_tokens(n))
-    writes = token_text(dash.promotes[0][0]) if dash.promotes else ""
+    score: dict[str, float] = {}
+    for c in dash.contexts:
+        if c.band == 0:
+            text = tokenizer.describe(list(c.tokens))[c.center].display
+            text = _PARTIAL.sub("", text)
+            score[text] = score.get(text, 0.0) + c.acts[c.center]
+    fires = " / ".join(t for t, _ in sorted(score.items(), key=lambda kv: -kv[1])[:n])
+    writes = tokenizer.token_display(dash.promotes[0][0]) if dash.promotes else ""
     return f"{fires} → {writes}" if writes else fires

@@ -116,7 +116,7 @@ def to_interventions(model, saes: SAE | Mapping[int, SAE], specs: Sequence[Featu
         for s in here:
             direction = sae.W_dec[s.feature]
             if isinstance(s, FeatureSteer):
-                steers.append(Steer(layer, s.positions, direction, float(s.scale)))
+                steers.append(Steer(layer, s.positions, direction, float(s.scale), feature=s.feature))
                 continue
             positions = range(len(acts)) if s.positions is None else s.positions
             for p in positions:
@@ -124,7 +124,7 @@ def to_interventions(model, saes: SAE | Mapping[int, SAE], specs: Sequence[Featu
                     raise SAEError(f"position {p} is outside the {len(acts)} tokens run")
                 delta = float(s.value) - float(acts[p, s.feature])
                 if delta != 0.0:
-                    steers.append(Steer(layer, (p,), direction, delta))
+                    steers.append(Steer(layer, (p,), direction, delta, feature=s.feature, clamp=float(s.value)))
         out += steers
     return tuple(out)
 

@@ -92,10 +92,13 @@ def test_the_stored_file_reads_back_and_belongs_to_its_sae(built, tiny_model):
 def test_a_label_names_the_tokens_it_fires_on_and_the_token_it_writes(built, tiny_model):
     _, dash = built
     f = int(np.argmax(dash.arrays["density"]))
-    label = feature_label(dash.feature(f), tiny_model.tokenizer.token_display)
     d = dash.feature(f)
-    assert tiny_model.tokenizer.token_display(d.top_tokens(1)[0]) in label
-    assert label.endswith(tiny_model.tokenizer.token_display(d.promotes[0][0]))
+    tok = tiny_model.tokenizer
+    label = feature_label(d, tok)
+    fires, writes = label.split(" → ")
+    assert writes == tok.token_display(d.promotes[0][0])
+    top = next(c for c in d.contexts if c.band == 0)
+    assert tok.describe(list(top.tokens))[top.center].display.split("[")[0] in fires.split(" / ")
 
 
 def test_cancel_stops_the_build(tiny_model):
