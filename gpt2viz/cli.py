@@ -208,6 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
     sn.add_argument("--layer", type=int, default=0)
     sn.add_argument("--head", type=int, default=0)
     sn.add_argument("--position", type=int, help="selected position (default: the newest token)")
+    sn.add_argument("--feature", type=int, metavar="F", help="--view feature: feature F of block --layer's SAE (the "
+                    "model's own, saes/)")
     sn.add_argument("--out", required=True, type=Path, help="FILE.png, FILE.svg, FILE.npz, or a folder with --all-layers")
     sn.add_argument("--all-layers", action="store_true", help="one image per layer + contact sheet + index.json")
     sn.add_argument("--format", choices=["png", "svg"], default="png", help="with --all-layers (default png)")

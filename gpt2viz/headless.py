@@ -162,6 +162,18 @@ def _prepare(a, state, win, wait) -> str:
                   + repr("".join(tok.token_text(ids[p]) for p in subject)), file=sys.stderr)
         state.run_causal_trace(subject, target(), a.noise, a.samples, a.window, a.seed)
         wait(lambda: not state.jobs)
+    elif a.view in ("features", "feature"):
+        from gpt2viz.core.features.shipped import feature_set
+
+        fs = feature_set(state.model, state.layer)  # SAEError (one line) when the block has no SAE
+        if a.view == "feature":
+            if getattr(a, "feature", None) is None:
+                raise ValueError("--view feature needs --feature F (a feature of block --layer's SAE)")
+            if not 0 <= a.feature < fs.sae.cfg.d_sae:
+                raise ValueError(f"--feature {a.feature} is out of range 0..{fs.sae.cfg.d_sae - 1}")
+            if fs.dashboards is None:
+                raise ValueError(f"block {state.layer}'s SAE has no dashboards: build them with gpt2viz sae-dashboards")
+            win.detail.views["Features"].open_feature(state.layer, a.feature)
     elif getattr(a, "compare", None):
         if a.view not in COMPARE_VIEWS:
             raise ValueError(f"--compare draws {', '.join(COMPARE_VIEWS)}, not {a.view}")

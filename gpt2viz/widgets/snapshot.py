@@ -26,7 +26,7 @@ def facts(state, view: str) -> dict[str, str]:
            "Prompt": state.model.tokenizer.decode(list(h.tokens[: h.prompt_len])) if h else "",
            "Step": str(len(h.generated)) if h else "0", "View": view,
            "Position": str(state.selected_position)}
-    if view in PER_LAYER or view == "pipeline":
+    if view in PER_LAYER or view in ("pipeline", "features", "feature"):
         out["Layer"] = str(state.layer)
     if view == "head":
         out["Head"] = str(state.head)
@@ -60,7 +60,8 @@ def view_title(view: str) -> str:
               "causal-trace": translate("Snapshot", "causal trace"),
               "compare-chart": translate("Snapshot", "chart, A vs B"),
               "compare-lens": translate("Snapshot", "lens, A vs B"),
-              "compare-attention": translate("Snapshot", "attention, A vs B")}
+              "compare-attention": translate("Snapshot", "attention, A vs B"),
+              "features": translate("Snapshot", "features"), "feature": translate("Snapshot", "feature")}
     return titles.get(view, view)
 
 
@@ -134,6 +135,9 @@ def view_options(window) -> dict:
     mlp = views.get(TAB["mlp"])
     if mlp is not None and mlp.neuron is not None:
         o["neuron"] = mlp.neuron
+    feats = views.get(TAB["features"])
+    if feats is not None and feats.page.feature is not None:
+        o["feature"] = feats.page.feature
     if SessionId.B in window.state.sessions:
         o["other"] = window.state.sessions[SessionId.B]
     return o

@@ -132,3 +132,22 @@ def test_a_model_without_saes_says_so(qtbot, tmp_path, exported):
     assert view.summary.missing and "no sparse autoencoder" in view.caption.text()
     assert view.table.rowCount() == 0 and not view.page.steer.isEnabled()
     w.close()
+
+
+def test_snapshot_draws_the_features_and_a_feature_page(tmp_path, capsys):
+    from PySide6.QtGui import QImage
+
+    base = ["snapshot", "--prompt", PROMPT, "--layer", str(LAYER), "--position", "1"]
+    assert cli_main([*base, "--view", "features", "--out", str(tmp_path / "f.png")]) == 0
+    assert cli_main([*base, "--view", "feature", "--feature", str(CAPITAL), "--steer-feature", f"{LAYER}.{CAPITAL}=4",
+                     "--out", str(tmp_path / "p.png")]) == 0
+    for name in ("f.png", "p.png"):
+        img = QImage(str(tmp_path / name))
+        assert img.width() > 800 and img.height() > 400 and img.text("Layer") == str(LAYER)
+    assert f"feature L{LAYER}.F{CAPITAL} ×4" in QImage(str(tmp_path / "p.png")).text("Interventions")
+    capsys.readouterr()
+    assert cli_main([*base, "--view", "feature", "--out", str(tmp_path / "x.png")]) == 2
+    assert "--feature" in capsys.readouterr().err
+    assert cli_main([*base, "--view", "feature", "--feature", "5000", "--out", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert "out of range" in err and len(err.strip().splitlines()) == 1

@@ -15,6 +15,7 @@ from gpt2viz.widgets.figures.base import (BODY_PX, SMALL_PX, Figure, Scale, Them
                                           draw_text, fit, font, render_png, svg_bytes)
 from gpt2viz.widgets.figures.views import FIGURES, RANGES, Ctx, attention_range, build, with_layer
 from gpt2viz.widgets.figures import analysis as _analysis  # noqa: F401 - registers patching, causal trace, compare
+from gpt2viz.widgets.figures import features as _features  # noqa: F401 - registers features, feature
 
 __all__ = ["Figure", "Theme", "Ctx", "FIGURES", "RANGES", "build", "render_png", "svg_bytes", "contact_sheet",
            "shared_range", "with_layer"]
