@@ -185,6 +185,7 @@ MODEL_COMMANDS = {
     "edit": ["--prompt", "x", "--subject", "s", "--target", "t"], "features": ["--prompt", "x"],
     "train-sae": ["--hook", "h", "--out", "o"],
     "graph": ["--prompt", "x", "--transcoders", "d", "--out", "o.json"],
+    "sae-dashboards": [],
 }
 
 

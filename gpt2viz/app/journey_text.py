@@ -120,7 +120,7 @@ def page_text(page: str, n: dict) -> str:
                          "{n_active} neurons fire; the biggest writers are {top}. Neuron #{neuron}, read through the "
                          "unembedding, writes towards {writes}; the MLP as a whole promotes {promotes}.").format(
             layer=n["layer"], d_mlp=n["d_mlp"], token=_q(n["token_text"]), n_active=n["n_active"], top=top,
-            neuron=n["neuron"], writes=writes, promotes=_join(n["promotes"]))
+            neuron=n["neuron"], writes=writes, promotes=_join(n["promotes"])) + _features_text(n)
     if page == "residual":
         return translate("Journey", "Attention and the MLP never replace the vector: each adds its output to it "
                          "(a residual connection). The sum, the residual stream, grows from norm {start:.2f} to "
@@ -187,3 +187,16 @@ def page_text(page: str, n: dict) -> str:
             token=_q(n["chosen_text"]), n_tokens=n["n_tokens"], position=n["new_position"],
             n_positions=n["n_positions"])
     raise KeyError(page)
+
+
+def _features_text(n: dict) -> str:
+    """The journey's MLP page, continued when the model has an SAE at that block: neurons are polysemantic,
+    features are the units a reader can name."""
+    if not n.get("features"):
+        return ""
+    items = _join(translate("Journey", "#{feature} {label} ({value:.2f})").format(feature=f, label=label or "—",
+                                                                               value=a) for f, a, label in n["features"])
+    return " " + translate("Journey", "One neuron rarely means one thing. A sparse autoencoder reads the same block’s "
+                           "input as a few of thousands of features instead, each with a meaning one can look up: "
+                           "here the strongest are {items}. Each label gives the tokens a feature fires on, then the "
+                           "token it pushes towards (Features tab).").format(items=items)

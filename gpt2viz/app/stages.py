@@ -125,3 +125,14 @@ def explain(stage: Stage, s: PipelineSummary, show) -> str:
 
 def _token_at(s: PipelineSummary, b) -> int:
     return s.key_tokens[b.key]
+
+
+def features_sentence(sm, show) -> str:
+    """One sentence naming the strongest SAE features at a block's input ("" when the model has none there)."""
+    if sm is None or sm.missing or not sm.rows:
+        return ""
+    sep = translate("Stages", ", ")
+    items = sep.join(translate("Stages", "#{feature} {label} ({value:.2f})").format(
+        feature=r.feature, label=r.label or "—", value=r.activation) for r in sm.rows)
+    return translate("Stages", "Read as sparse-autoencoder features, its input at {token} is strongest in {items} "
+                     "(Features tab).").format(token="“" + show(sm.token) + "”", items=items)

@@ -14,9 +14,10 @@ from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from gpt2viz.app.sessions import SessionId
-from gpt2viz.app.stages import cell_text, explain, stage_title
+from gpt2viz.app.stages import cell_text, explain, features_sentence, stage_title
 from gpt2viz.app.state import AppState
-from gpt2viz.core.session.session import Stage
+from gpt2viz.core.session.session import Stage, StageKind
+from gpt2viz.core.viewmodels.features import features_summary
 from gpt2viz.core.viewmodels.pipeline import PipelineSummary, pipeline_summary
 from gpt2viz.widgets.language import Retranslating
 
@@ -179,5 +180,8 @@ class PipelineView(Retranslating, QWidget):
             self.explanation.setText(self.tr("The pipeline shows every stage a token passes through. Run a prompt, "
                                              "then click a stage or walk through them with Previous / Next."))
             return
-        self.explanation.setText(f"<b>{stage_title(stage)}.</b> " + html.escape(
-            explain(stage, summary, s.model.tokenizer.token_display)))
+        text = explain(stage, summary, s.model.tokenizer.token_display)
+        if stage.kind is StageKind.BLOCK:  # the features at this stage, from the model's own SAE if it has one
+            more = features_sentence(features_summary(s, n_rows=3, layer=stage.layer), s.model.tokenizer.token_display)
+            text += (" " + more) if more else ""
+        self.explanation.setText(f"<b>{stage_title(stage)}.</b> " + html.escape(text))

@@ -151,3 +151,24 @@ def test_snapshot_draws_the_features_and_a_feature_page(tmp_path, capsys):
     assert cli_main([*base, "--view", "feature", "--feature", "5000", "--out", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err
     assert "out of range" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_pipeline_and_the_journey_name_the_features_at_a_block(qtbot, win):
+    from gpt2viz.core.viewmodels.features import features_summary
+    from gpt2viz.core.viewmodels.journey import journey_page
+
+    st = win.state
+    st.select_block(LAYER)
+    a = st.session("A")
+    sm = features_summary(a, n_rows=3, layer=LAYER)
+    text = win.pipeline.explanation.text()
+    assert all(f"#{r.feature} " in text for r in sm.rows) and "Features tab" in text
+    page = journey_page(a, "mlp")
+    want = features_summary(a, replace_position_none(a), n_rows=3, layer=page.numbers["layer"])
+    assert page.numbers["features"] == tuple((r.feature, r.activation, r.label) for r in want.rows)
+
+
+def replace_position_none(session):
+    from dataclasses import replace
+
+    return replace(session.selection, position=None)

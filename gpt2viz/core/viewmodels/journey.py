@@ -17,6 +17,7 @@ from gpt2viz.core.viewmodels.attention import attention_summary
 from gpt2viz.core.viewmodels.chart import chart_summary
 from gpt2viz.core.viewmodels.embeddings import analogy_summary, embedding_summary
 from gpt2viz.core.viewmodels.lens import lens_target
+from gpt2viz.core.viewmodels.features import features_summary
 from gpt2viz.core.viewmodels.mlp import mlp_summary
 from gpt2viz.core.viewmodels.pipeline import pipeline_summary
 from gpt2viz.core.viewmodels.residual import residual_summary
@@ -59,6 +60,15 @@ def attention_focus(session: Session) -> tuple[int, int]:
     elsewhere = [b for b in blocks if b.key not in (ps.position, 0)]
     best = max(elsewhere or blocks, key=lambda b: b.weight)
     return best.layer, best.head
+
+
+def _features(session: Session, layer: int) -> tuple | None:
+    """The strongest SAE features at block ``layer``'s input for the newest token, as (feature, activation, label);
+    None when the model has no SAE there."""
+    fs = features_summary(session, _newest(session), n_rows=TOP, layer=layer)
+    if fs is None or fs.missing:
+        return None
+    return tuple((r.feature, r.activation, r.label) for r in fs.rows)
 
 
 def _newest(session: Session, **kw) -> Selection:
@@ -134,7 +144,7 @@ def journey_page(session: Session, key: str) -> JourneyPage:
             "layer": m.layer, "position": m.position, "token_text": show(m.token), "d_mlp": int(m.post.size),
             "n_active": m.n_active, "top": tuple((int(i), float(act), float(sc)) for i, act, sc in m.top[:TOP]),
             "neuron": m.neuron, "neuron_promotes": tuple((show(int(i)), float(v)) for i, v in m.neuron_promotes[:TOP]),
-            "promotes": tuple(show(int(i)) for i, _ in m.promotes[:TOP])})
+            "promotes": tuple(show(int(i)) for i, _ in m.promotes[:TOP]), "features": _features(session, L)})
     if key == "residual":
         r = residual_summary(session, sel)
         return JourneyPage(key, Stage.block(cfg.n_layer - 1), VIEW[key], {
