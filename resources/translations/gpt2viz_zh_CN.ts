@@ -304,6 +304,10 @@
         <source>Path</source>
         <translation>路径</translation>
     </message>
+    <message>
+        <source>Features</source>
+        <translation>特征</translation>
+    </message>
 </context>
 <context>
     <name>EditFactDialog</name>
@@ -421,6 +425,140 @@
     <message>
         <source>“{text}” is {n} tokens; each term must be one token.</source>
         <translation>“{text}”是 {n} 个词元；每一项都必须恰好是一个词元。</translation>
+    </message>
+</context>
+<context>
+    <name>FeaturePageWidget</name>
+    <message>
+        <source>Where it fires most (text gpt2viz ships)</source>
+        <translation>它在哪里激活最强（gpt2viz 自带的文本）</translation>
+    </message>
+    <message>
+        <source>What it writes: its direction read by the unembedding</source>
+        <translation>它写入了什么：用反嵌入读出它的方向</translation>
+    </message>
+    <message>
+        <source>Nearest features (decoder cosine)</source>
+        <translation>最接近的特征（解码器余弦相似度）</translation>
+    </message>
+    <message>
+        <source>Change it inside the model</source>
+        <translation>在模型内部改动它</translation>
+    </message>
+    <message>
+        <source>Steer adds scale × its direction to this block&apos;s input at every position, tokens generated next included; ablate sets its activation to 0. Each becomes a chip above the chart; the chart&apos;s ghost bars show the run without it.</source>
+        <translation>引导：在每个位置（包括之后生成的词元）给这个模块的输入加上 倍数 × 它的方向；消融：把它的激活设为 0。每一项都会成为图表上方的一个标签；图表中的虚影条显示没有它时的运行结果。</translation>
+    </message>
+    <message>
+        <source>Test your own text</source>
+        <translation>用你自己的文本试一试</translation>
+    </message>
+    <message>
+        <source>scale</source>
+        <translation>倍数</translation>
+    </message>
+    <message>
+        <source>Steer</source>
+        <translation>引导</translation>
+    </message>
+    <message>
+        <source>Ablate at this position</source>
+        <translation>在此位置消融</translation>
+    </message>
+    <message>
+        <source>Ablate everywhere</source>
+        <translation>在所有位置消融</translation>
+    </message>
+    <message>
+        <source>a sentence to read this feature on</source>
+        <translation>输入一句话，看这个特征在上面的激活</translation>
+    </message>
+    <message>
+        <source>Read</source>
+        <translation>读取</translation>
+    </message>
+    <message>
+        <source>activation</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>count</source>
+        <translation>次数</translation>
+    </message>
+    <message>
+        <source>Click a feature to open its page.</source>
+        <translation>点击一个特征，打开它的页面。</translation>
+    </message>
+    <message>
+        <source>Feature {f} of block {L} has no dashboard: build them with gpt2viz sae-dashboards.</source>
+        <translation>模块 {L} 的特征 {f} 没有仪表盘：请用 gpt2viz sae-dashboards 生成。</translation>
+    </message>
+    <message>
+        <source>Block {L} · feature {f}</source>
+        <translation>模块 {L} · 特征 {f}</translation>
+    </message>
+    <message>
+        <source>(never fired on the text)</source>
+        <translation>（在文本上从未激活）</translation>
+    </message>
+    <message>
+        <source>; here {value:.2f}</source>
+        <translation>；此处 {value:.2f}</translation>
+    </message>
+    <message>
+        <source>Fires on {density:.2%} of the {n:,} tokens of {corpus}; strongest {top:.2f}{here}. Histogram: its non-zero activations.</source>
+        <translation>在 {corpus} 的 {n:,} 个词元中，有 {density:.2%} 处激活；最强 {top:.2f}{here}。直方图：它的非零激活值。</translation>
+    </message>
+    <message>
+        <source>Top activations</source>
+        <translation>最强激活</translation>
+    </message>
+    <message>
+        <source>Activations between {lo:.0%} and {hi:.0%} of the strongest</source>
+        <translation>激活值为最强值的 {lo:.0%} 到 {hi:.0%}</translation>
+    </message>
+    <message>
+        <source>promotes {up}&lt;br&gt;suppresses {down}</source>
+        <translation>提升 {up}&lt;br&gt;压低 {down}</translation>
+    </message>
+    <message>
+        <source>reading…</source>
+        <translation>读取中…</translation>
+    </message>
+    <message>
+        <source>strongest: {token} ({value:.2f})</source>
+        <translation>最强：{token}（{value:.2f}）</translation>
+    </message>
+</context>
+<context>
+    <name>FeaturesView</name>
+    <message>
+        <source>feature</source>
+        <translation>特征</translation>
+    </message>
+    <message>
+        <source>activation</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>fires on</source>
+        <translation>激活频率</translation>
+    </message>
+    <message>
+        <source>label: fires on → writes</source>
+        <translation>标签：在哪些词元激活 → 写向哪个词元</translation>
+    </message>
+    <message>
+        <source>Run a prompt to see the features active at each block.</source>
+        <translation>运行一段提示词，即可查看每个模块上激活的特征。</translation>
+    </message>
+    <message>
+        <source>This model has no sparse autoencoder for block {L}&apos;s input, so there are no features to show: train one with gpt2viz train-sae --hook blocks.{L}.hook_resid_pre and put it in the model folder&apos;s saes/.</source>
+        <translation>这个模型没有针对模块 {L} 输入的稀疏自编码器，所以没有特征可显示：可用 gpt2viz train-sae --hook blocks.{L}.hook_resid_pre 训练一个，并放进模型文件夹的 saes/ 中。</translation>
+    </message>
+    <message>
+        <source>Block {L}&apos;s input at position {pos} {token}, read by a {arch} sparse autoencoder of {n:,} features: {l0} active. They rebuild the vector up to an error of {err:.1%} of its length (what the features leave out). Click a feature for its page.</source>
+        <translation>模块 {L} 在位置 {pos} {token} 的输入，由一个有 {n:,} 个特征的 {arch} 稀疏自编码器读取：{l0} 个处于激活。它们重建出的向量与原向量相差其长度的 {err:.1%}（这是特征没有表达的部分）。点击一个特征查看它的页面。</translation>
     </message>
 </context>
 <context>
@@ -778,12 +916,76 @@
         <translation>整个前馈网络的输出，经反嵌入读出</translation>
     </message>
     <message>
+        <source>Features of block {L}&apos;s input at position {pos} {t}</source>
+        <translation>模块 {L} 在位置 {pos} {t} 的输入上的特征</translation>
+    </message>
+    <message>
+        <source>The model has no sparse autoencoder for this block.</source>
+        <translation>这个模型没有针对该模块的稀疏自编码器。</translation>
+    </message>
+    <message>
+        <source>activation</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>  (fires on {d:.1%})</source>
+        <translation>  （激活频率 {d:.1%}）</translation>
+    </message>
+    <message>
+        <source>{arch} SAE of {n} features on {hook}: {l0} active here; they rebuild the vector up to an error of {err:.1%} of its length. Labels: the tokens a feature fires on most → the token it promotes most.</source>
+        <translation>{hook} 上有 {n} 个特征的 {arch} 稀疏自编码器：此处 {l0} 个激活；它们重建的向量与原向量相差其长度的 {err:.1%}。标签：特征激活最强的词元 → 它最提升的词元。</translation>
+    </message>
+    <message>
+        <source>Feature {f} of block {L}</source>
+        <translation>模块 {L} 的特征 {f}</translation>
+    </message>
+    <message>
+        <source>No dashboard for this feature (is there an SAE with dashboards for this block? see gpt2viz sae-dashboards).</source>
+        <translation>这个特征没有仪表盘（该模块是否有带仪表盘的稀疏自编码器？参见 gpt2viz sae-dashboards）。</translation>
+    </message>
+    <message>
+        <source>What it writes (its direction through ln_f&apos;s weight and the unembedding)</source>
+        <translation>它写入了什么（它的方向经过 ln_f 的权重和反嵌入）</translation>
+    </message>
+    <message>
         <source>promotes </source>
         <translation>推高 </translation>
     </message>
     <message>
         <source>suppresses </source>
         <translation>压低 </translation>
+    </message>
+    <message>
+        <source>Nearest features (decoder cosine)</source>
+        <translation>最接近的特征（解码器余弦相似度）</translation>
+    </message>
+    <message>
+        <source>activation (non-zero)</source>
+        <translation>激活值（非零）</translation>
+    </message>
+    <message>
+        <source>count</source>
+        <translation>次数</translation>
+    </message>
+    <message>
+        <source>Top activations</source>
+        <translation>最强激活</translation>
+    </message>
+    <message>
+        <source>Between {lo:.0%} and {hi:.0%} of the strongest</source>
+        <translation>最强值的 {lo:.0%} 到 {hi:.0%} 之间</translation>
+    </message>
+    <message>
+        <source>Block {L} · feature {f}: {label}</source>
+        <translation>模块 {L} · 特征 {f}：{label}</translation>
+    </message>
+    <message>
+        <source> Here (position {pos}): {v:.2f}.</source>
+        <translation> 此处（位置 {pos}）：{v:.2f}。</translation>
+    </message>
+    <message>
+        <source>Fires on {d:.2%} of the {n} tokens of {corpus}; strongest {top:.2f}.</source>
+        <translation>在 {corpus} 的 {n} 个词元中有 {d:.2%} 处激活；最强 {top:.2f}。</translation>
     </message>
     <message>
         <source>Neuron {n}&apos;s value vector W_out[{n}] · W_U</source>
@@ -1043,6 +1245,14 @@
         <translation>修补模块 {layer} 在位置 {position} 的 {site}（来自另一次运行）</translation>
     </message>
     <message>
+        <source>feature {layer}.{feature} set to {value:g} at position {position}</source>
+        <translation>特征 {layer}.{feature} 在位置 {position} 设为 {value:g}</translation>
+    </message>
+    <message>
+        <source>feature {layer}.{feature} ×{scale:g}</source>
+        <translation>特征 {layer}.{feature} ×{scale:g}</translation>
+    </message>
+    <message>
         <source>steer block {layer} input (×{scale:g})</source>
         <translation>引导模块 {layer} 的输入（×{scale:g}）</translation>
     </message>
@@ -1260,6 +1470,14 @@
     <message>
         <source>With {token} appended, the text is {n_tokens} tokens long and position {position} becomes the newest: the journey starts again from its embedding, and so on, token by token, until the context of {n_positions} is full or you stop. Press Step (Space) to take this step, then walk the journey again on the new text.</source>
         <translation>追加 {token} 之后，文本长 {n_tokens} 个词元，位置 {position} 成为最新的位置：旅程从它的嵌入重新开始，如此一个词元接一个词元，直到 {n_positions} 的上下文写满，或者你喊停。按“单步”（空格键）走出这一步，然后在新文本上再走一遍旅程。</translation>
+    </message>
+    <message>
+        <source>#{feature} {label} ({value:.2f})</source>
+        <translation>#{feature} {label}（{value:.2f}）</translation>
+    </message>
+    <message>
+        <source>One neuron rarely means one thing. A sparse autoencoder reads the same block’s input as a few of thousands of features instead, each with a meaning one can look up: here the strongest are {items}. Each label gives the tokens a feature fires on, then the token it pushes towards (Features tab).</source>
+        <translation>一个神经元很少只表示一件事。稀疏自编码器换一种读法：把同一个模块的输入读成几千个特征中的少数几个，每个特征都有可以查到的含义：这里最强的是 {items}。每个标签先写特征在哪些词元上激活，再写它把预测推向哪个词元（见“特征”标签页）。</translation>
     </message>
 </context>
 <context>
@@ -2137,6 +2355,14 @@ B：{tb}</translation>
         <translation>注意力，A 对比 B</translation>
     </message>
     <message>
+        <source>features</source>
+        <translation>特征</translation>
+    </message>
+    <message>
+        <source>feature</source>
+        <translation>特征页</translation>
+    </message>
+    <message>
         <source>“{prompt}”</source>
         <translation>“{prompt}”</translation>
     </message>
@@ -2318,6 +2544,14 @@ max {logit:.1f}</source>
     <message>
         <source>Choosing the next token ({rule}): {remain}; the step will append {token} ({p_final:.1%} after the settings, {p_raw:.1%} as the model gave it). Then the whole path runs again for that one token, reusing the cached keys and values.</source>
         <translation>选择下一个词元（{rule}）：{remain}；这一步将追加 {token}（按当前设置为 {p_final:.1%}，模型原始给出 {p_raw:.1%}）。之后整条路径只为这一个词元再走一遍，并复用缓存的键和值。</translation>
+    </message>
+    <message>
+        <source>#{feature} {label} ({value:.2f})</source>
+        <translation>#{feature} {label}（{value:.2f}）</translation>
+    </message>
+    <message>
+        <source>Read as sparse-autoencoder features, its input at {token} is strongest in {items} (Features tab).</source>
+        <translation>用稀疏自编码器的特征来读，它在 {token} 处的输入最强的特征是 {items}（见“特征”标签页）。</translation>
     </message>
 </context>
 <context>
