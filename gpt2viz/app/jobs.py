@@ -89,6 +89,7 @@ def graph_job(a: Session, target: int | None = None, node_threshold: float | Non
     from gpt2viz.core.circuits.graph import build_graph
     from gpt2viz.core.circuits.graph_json import graph_json
     from gpt2viz.core.circuits.prune import EDGE_THRESHOLD, NODE_THRESHOLD, graph_scores, prune
+    from gpt2viz.core.features.dashboards import coder_labels
     from gpt2viz.core.features.transcoder import read_transcoders
 
     if a.history is None:
@@ -102,12 +103,13 @@ def graph_job(a: Session, target: int | None = None, node_threshold: float | Non
     et = EDGE_THRESHOLD if edge_threshold is None else edge_threshold
 
     def job(progress, cancel):
-        g = build_graph(model, read_transcoders(folder), ids, target=target, weights=weights, progress=progress,
-                        cancel=cancel)
+        tcs = read_transcoders(folder)
+        g = build_graph(model, tcs, ids, target=target, weights=weights, progress=progress, cancel=cancel)
         r, c = graph_scores(g)
         text = model.tokenizer.decode(ids)
+        labels = coder_labels(tcs, [(int(k[0]), int(k[2])) for k in g.active_features], model.tokenizer)
         data = graph_json(g, prune(g, nt, et), model.tokenizer, prompt=text, slug="gpt2viz", scan=str(folder),
-                          node_threshold=nt)
+                          node_threshold=nt, labels=labels)
         data["metadata"]["info"] = {"generator": "gpt2viz", "model": model.name, "replacement_score": r,
                                     "completeness_score": c}
         return data

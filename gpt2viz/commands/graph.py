@@ -33,6 +33,7 @@ def run(a, open_model) -> int:
     from gpt2viz.core.circuits.graph import build_graph
     from gpt2viz.core.circuits.graph_json import graph_json
     from gpt2viz.core.circuits.prune import graph_scores, prune
+    from gpt2viz.core.features.dashboards import coder_labels
     from gpt2viz.core.features.transcoder import read_transcoders
 
     if a.out.suffix.lower() not in (".json", ".png", ".svg"):
@@ -54,8 +55,9 @@ def run(a, open_model) -> int:
     pruned = prune(g, a.node_threshold, a.edge_threshold)
     replacement, completeness = graph_scores(g)
     slug = a.out.stem
+    labels = coder_labels(transcoders, [(int(k[0]), int(k[2])) for k in g.active_features], model.tokenizer)
     out = graph_json(g, pruned, model.tokenizer, prompt=a.prompt, slug=slug, scan=str(tc_dir),
-                     node_threshold=a.node_threshold)
+                     node_threshold=a.node_threshold, labels=labels)
     out["metadata"]["info"] = {"generator": "gpt2viz graph", "model": model.name,
                                "replacement_score": replacement, "completeness_score": completeness}
     if a.out.suffix.lower() == ".json":

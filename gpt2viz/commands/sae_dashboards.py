@@ -14,7 +14,10 @@ def add_parser(sub, add_model) -> None:
                        "neighbours) of SAE folders; default: every SAE the model folder ships")
     add_model(p)
     p.add_argument("--sae", action="append", default=[], type=Path, metavar="DIR",
-                   help="an SAE folder (SAELens format; repeatable); default: all of the model's own (saes/)")
+                   help="an SAE or transcoder folder (SAELens format; repeatable); default: all of the model's own "
+                        "SAEs (saes/)")
+    p.add_argument("--transcoders", action="store_true", help="also every transcoder of the model folder's "
+                   "transcoders/ (the attribution graph's features: their labels and pages)")
     p.add_argument("--layer", action="append", default=[], type=int, metavar="L",
                    help="only the model's own SAE of block L's hook_resid_pre (repeatable)")
     p.add_argument("--text", type=Path, metavar="FILE", help="UTF-8 text, one text per line (default: the text "
@@ -30,10 +33,15 @@ def run(a, open_model) -> int:
     from gpt2viz.core.features.dashboards import build_dashboards
     from gpt2viz.core.features.sae import SAEError
     from gpt2viz.core.features.shipped import open_sae, shipped_saes
+    from gpt2viz.core.features.transcoder import read_transcoders
 
     model = open_model(a.model)
-    saes = [open_sae(model, f) for f in a.sae]
+    saes = [_open(model, f) for f in a.sae]
     saes += [open_sae(model, layer=L) for L in a.layer]
+    if a.transcoders:
+        if not (model.folder / "transcoders").is_dir():
+            raise SAEError(f"{model.name} ships no transcoders (transcoders/)")
+        saes += read_transcoders(model.folder / "transcoders")
     if not saes:
         saes = [open_sae(model, f) for f in shipped_saes(model).values()]
         if not saes:
@@ -62,3 +70,17 @@ def run(a, open_model) -> int:
             print(f"{path}: {dash.d_sae} features ({alive} fired) over {dash.meta['tokens']:,} tokens of {corpus} "
                   f"in {out['seconds']:.1f} s")
     return 0
+
+
+def _open(model, folder: Path):
+    """An SAE folder, or a transcoder folder (its cfg.json has d_out), checked against the model."""
+    import json
+
+    from gpt2viz.core.features.shipped import open_sae
+    from gpt2viz.core.features.transcoder import read_saelens_transcoder
+
+    try:
+        is_transcoder = "d_out" in json.loads((Path(folder) / "cfg.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        is_transcoder = False  # open_sae says what is wrong with the folder
+    return read_saelens_transcoder(folder) if is_transcoder else open_sae(model, folder)

@@ -42,3 +42,22 @@ def test_block_4_feature_217_is_the_capital_feature(atlas):
     dash = load_dashboards(open_sae(atlas, layer=4)).feature(217)
     assert atlas.tokenizer.token_text(dash.top_tokens(1)[0]) == " capital"
     assert feature_label(dash, atlas.tokenizer).startswith("␣capital")
+
+
+def test_every_shipped_transcoder_has_its_dashboards_and_the_graph_labels_its_nodes(atlas, tmp_path, capsys):
+    import json
+
+    from gpt2viz.cli import main
+    from gpt2viz.core.features.transcoder import read_transcoders
+
+    tcs = read_transcoders(atlas.folder / "transcoders")
+    dashes = [load_dashboards(t) for t in tcs]
+    assert all(d is not None and d.meta["hook_name"] == t.cfg.hook_name for d, t in zip(dashes, tcs, strict=True))
+    assert main(["graph", "--prompt", "The capital of France is", "--out", str(tmp_path / "g.json")]) == 0
+    capsys.readouterr()
+    nodes = [n for n in json.loads((tmp_path / "g.json").read_text())["nodes"]
+             if n["feature_type"] == "cross layer transcoder"]
+    assert nodes
+    for n in nodes:
+        L, f, _p = n["node_id"].split("_")
+        assert n["clerp"] == feature_label(dashes[int(L)].feature(int(f)), atlas.tokenizer)

@@ -36,7 +36,7 @@ def test_one_small_topk_transcoder_per_block(atlas, tcs):
         assert t.cfg.hook_name_out == f"blocks.{t.cfg.layer}.hook_mlp_out"
         assert (t.cfg.architecture, t.cfg.d_sae, t.cfg.k) == ("topk", 1024, 32)
     size = sum(f.stat().st_size for f in FOLDER.rglob("*") if f.is_file())
-    assert size < 8 * 2**20
+    assert size < 9 * 2**20  # weights 6.1 MB + their dashboards 2.2 MB
 
 
 def test_the_measured_quality_holds(atlas, tcs):

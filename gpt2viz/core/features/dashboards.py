@@ -27,7 +27,7 @@ import numpy as np
 
 from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.features.activations import gather, shipped_texts, windows
-from gpt2viz.core.features.sae import SAE, SAEError, check_fits
+from gpt2viz.core.features.sae import SAE, SAEError, check_fits, hook_width
 
 DASHBOARD_FILE = "dashboard.npz"
 FORMAT = 1
@@ -123,17 +123,17 @@ class Dashboards:
         return path
 
 
-def dashboard_path(sae: SAE | str | Path) -> Path:
-    """Where an SAE's dashboards are stored (``sae`` an SAE read from a folder, or the folder)."""
-    folder = sae.folder if isinstance(sae, SAE) else Path(sae)
+def dashboard_path(sae) -> Path:
+    """Where an SAE's (or a transcoder's) dashboards are stored (``sae`` one read from a folder, or the folder)."""
+    folder = sae.folder if hasattr(sae, "cfg") else Path(sae)
     if folder is None:
         raise SAEError("an SAE made in memory has no folder to keep its dashboards in")
     return Path(folder) / DASHBOARD_FILE
 
 
-def load_dashboards(sae: SAE | str | Path) -> Dashboards | None:
-    """The stored dashboards of an SAE, or None when none were built (SAEError when the file is unreadable or was
-    built for an SAE of another size)."""
+def load_dashboards(sae) -> Dashboards | None:
+    """The stored dashboards of an SAE or a transcoder (or of the folder given), or None when none were built
+    (SAEError when the file is unreadable or was built for one of another size)."""
     path = dashboard_path(sae)
     if not path.is_file():
         return None
@@ -147,12 +147,12 @@ def load_dashboards(sae: SAE | str | Path) -> Dashboards | None:
         raise SAEError(f"{path} is dashboard format {meta.get('format')}, this gpt2viz reads {FORMAT}: rebuild it "
                        "with `gpt2viz sae-dashboards`")
     dash = Dashboards(arrays, meta)
-    if isinstance(sae, SAE) and dash.d_sae != sae.cfg.d_sae:
+    if hasattr(sae, "cfg") and dash.d_sae != sae.cfg.d_sae:
         raise SAEError(f"{path} describes {dash.d_sae} features, the SAE has {sae.cfg.d_sae}: rebuild it")
     return dash
 
 
-def logit_effects(sae: SAE, weights, n: int = N_LOGITS, rows: int = 512) -> tuple[np.ndarray, ...]:
+def logit_effects(sae, weights, n: int = N_LOGITS, rows: int = 512) -> tuple[np.ndarray, ...]:
     """Top and bottom ``n`` logit effects of every feature: ``(W_dec * ln_f.weight) @ W_U.T``.
 
     Returns (promote_ids, promote_values, suppress_ids, suppress_values), each [d_sae, n]; computed ``rows``
@@ -174,7 +174,7 @@ def logit_effects(sae: SAE, weights, n: int = N_LOGITS, rows: int = 512) -> tupl
     return tuple(out)
 
 
-def neighbours(sae: SAE, n: int = N_NEIGHBOURS, rows: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+def neighbours(sae, n: int = N_NEIGHBOURS, rows: int = 1024) -> tuple[np.ndarray, np.ndarray]:
     """Each feature's ``n`` nearest other features by decoder cosine: (ids, cosines), each [d_sae, n]."""
     W = sae.W_dec / np.maximum(np.linalg.norm(sae.W_dec, axis=1, keepdims=True), 1e-12)
     d = sae.cfg.d_sae
@@ -189,7 +189,7 @@ def neighbours(sae: SAE, n: int = N_NEIGHBOURS, rows: int = 1024) -> tuple[np.nd
     return ids, cos
 
 
-def _firings(sae: SAE, x: np.ndarray, cancel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _firings(sae, x: np.ndarray, cancel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every non-zero (position, feature, activation) of the SAE over inputs ``x`` [N, d_in], sorted by feature and
     then by activation, largest first."""
     pos, feat, act = [], [], []
@@ -204,7 +204,7 @@ def _firings(sae: SAE, x: np.ndarray, cancel) -> tuple[np.ndarray, np.ndarray, n
     return pos[order], feat[order], act[order]
 
 
-def build_dashboards(model, sae: SAE, texts: Sequence[str] | None = None, *, context: int | None = None,
+def build_dashboards(model, sae, texts: Sequence[str] | None = None, *, context: int | None = None,
                      seed: int = 0, corpus: str = "", progress: Callable[[int, int], None] | None = None,
                      cancel: Callable[[], bool] | None = None) -> Dashboards:
     """Every feature's dashboard, from ``texts`` (default: the text the project ships) run through ``model``.
@@ -212,8 +212,9 @@ def build_dashboards(model, sae: SAE, texts: Sequence[str] | None = None, *, con
     Parameters
     ----------
     model : Model
-    sae : SAE
-        Checked against the model (SAEError, one line, when it does not fit).
+    sae : SAE or Transcoder
+        Checked against the model (SAEError, one line, when it does not fit). A transcoder's features are read
+        from its input hook; its decoder writes the MLP's output, so its logit effects are read the same way.
     texts : sequence of str, optional
         One text per item, each cut into windows of ``context`` tokens run from position 0.
     context : int, optional
@@ -229,7 +230,11 @@ def build_dashboards(model, sae: SAE, texts: Sequence[str] | None = None, *, con
     """
     from gpt2viz.core.engine.weights import Weights
 
-    check_fits(sae, model.config)
+    head = getattr(sae.cfg, "hook_head_index", None)
+    if isinstance(sae, SAE):
+        check_fits(sae, model.config)
+    elif hook_width(sae.cfg.hook_name, None, model.config) != sae.cfg.d_in or sae.cfg.d_out != model.config.n_embd:
+        raise SAEError(f"the transcoder's widths ({sae.cfg.d_in} in, {sae.cfg.d_out} out) do not fit this model")
     if texts is None:
         texts, corpus = shipped_texts(), corpus or "resources/corpus/atlas.txt"
     context = int(context or sae.cfg.metadata.get("context_size") or 64)
@@ -238,7 +243,7 @@ def build_dashboards(model, sae: SAE, texts: Sequence[str] | None = None, *, con
         raise SAEError("the text has no window of at least 2 tokens")
     total = len(runs) + 1
     step = (lambda i, _n: progress(i, total)) if progress is not None else None
-    x = gather(model, sae.cfg.hook_name, sae.cfg.hook_head_index, runs, progress=step, cancel=cancel)
+    x = gather(model, sae.cfg.hook_name, head, runs, progress=step, cancel=cancel)
     tokens = np.concatenate([np.asarray(r, np.int64) for r in runs])
     starts = np.concatenate([[0], np.cumsum([len(r) for r in runs])])
     window_of = np.repeat(np.arange(len(runs)), [len(r) for r in runs])
@@ -314,3 +319,19 @@ def feature_label(dash: FeatureDashboard | None, tokenizer, n: int = 3) -> str:
     fires = " / ".join(t for t, _ in sorted(score.items(), key=lambda kv: -kv[1])[:n])
     writes = tokenizer.token_display(dash.promotes[0][0]) if dash.promotes else ""
     return f"{fires} → {writes}" if writes else fires
+
+
+def coder_labels(coders, keys, tokenizer) -> dict[tuple[int, int], str]:
+    """``(layer, feature) -> label`` for the ``keys`` asked, from each SAE's or transcoder's stored dashboards
+    (``coders`` one per layer; a layer without dashboards gives no labels)."""
+    by_layer = {c.cfg.layer: c for c in coders}
+    out: dict[tuple[int, int], str] = {}
+    cache: dict[int, Dashboards | None] = {}
+    for L, f in keys:
+        if L not in cache:
+            c = by_layer.get(L)
+            cache[L] = load_dashboards(c) if c is not None and c.folder is not None else None
+        d = cache[L]
+        if d is not None and 0 <= f < d.d_sae:
+            out[(L, f)] = feature_label(d.feature(f), tokenizer)
+    return out
