@@ -115,21 +115,10 @@ class SAE:
 
     def __post_init__(self):
         c = self.cfg
-        for name in ("W_enc", "W_dec", "b_enc", "b_dec", "threshold", "sparsity"):
-            v = getattr(self, name)
-            if v is not None:
-                setattr(self, name, np.ascontiguousarray(v, dtype=np.float32))
         want = {"W_enc": (c.d_in, c.d_sae), "W_dec": (c.d_sae, c.d_in), "b_enc": (c.d_sae,), "b_dec": (c.d_in,)}
-        if c.architecture == "jumprelu":
-            if self.threshold is None:
-                raise SAEError("a jumprelu SAE needs its 'threshold' tensor")
-            want["threshold"] = (c.d_sae,)
         if self.sparsity is not None:
             want["sparsity"] = (c.d_sae,)
-        for name, shape in want.items():
-            if getattr(self, name).shape != shape:
-                raise SAEError(f"SAE tensor {name} is {list(getattr(self, name).shape)}; cfg.json's d_in {c.d_in} "
-                               f"and d_sae {c.d_sae} make it {list(shape)}")
+        check_tensors(self, want, "SAE", f"cfg.json's d_in {c.d_in} and d_sae {c.d_sae}")
 
     # ---- SAELens' formulas -------------------------------------------------------------------------
     def _norm_in(self, x: np.ndarray) -> tuple[np.ndarray, tuple]:
@@ -165,17 +154,7 @@ class SAE:
 
     def activation(self, h: np.ndarray) -> np.ndarray:
         """The architecture's activation function applied to pre-activations ``h``."""
-        arch = self.cfg.architecture
-        relu = np.maximum(h, 0)
-        if arch == "standard":
-            return relu
-        if arch == "jumprelu":
-            return relu * (h > self.threshold)
-        k = int(self.cfg.k)
-        top = np.argpartition(-h, k - 1, axis=-1)[..., :k]
-        out = np.zeros_like(h)
-        np.put_along_axis(out, top, np.take_along_axis(relu, top, axis=-1), axis=-1)
-        return out
+        return activate(h, self.cfg.architecture, self.cfg.k, self.threshold)
 
     def decode(self, f: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
         """The reconstruction ``f @ W_dec + b_dec`` ([..., d_in]).
@@ -193,6 +172,37 @@ class SAE:
     def reconstruct(self, x: np.ndarray) -> np.ndarray:
         """decode(encode(x)): the SAE's reconstruction of ``x``."""
         return self.decode(self.encode(x), x)
+
+
+def activate(h: np.ndarray, architecture: str, k: int | None = None, threshold: np.ndarray | None = None) -> np.ndarray:
+    """SAELens' activation of pre-activations ``h`` for SAEs and transcoders alike: relu (standard), relu where
+    h > threshold (jumprelu), or relu on the k largest entries of each row and 0 elsewhere (topk)."""
+    relu = np.maximum(h, 0)
+    if architecture == "standard":
+        return relu
+    if architecture == "jumprelu":
+        return relu * (h > threshold)
+    k = int(k)
+    top = np.argpartition(-h, k - 1, axis=-1)[..., :k]
+    out = np.zeros_like(h)
+    np.put_along_axis(out, top, np.take_along_axis(relu, top, axis=-1), axis=-1)
+    return out
+
+
+def check_tensors(obj, want: dict, what: str, sizes: str) -> None:
+    """Make ``obj``'s weight tensors float32 and contiguous, and raise SAEError (one line) when one has not the
+    shape ``want`` gives (``threshold`` is required, shape [d_sae], for a jumprelu ``obj.cfg``)."""
+    for name in ("W_enc", "W_dec", "b_enc", "b_dec", "threshold", "sparsity", "W_skip"):
+        v = getattr(obj, name, None)
+        if v is not None:
+            setattr(obj, name, np.ascontiguousarray(v, dtype=np.float32))
+    if obj.cfg.architecture == "jumprelu":
+        if obj.threshold is None:
+            raise SAEError(f"a jumprelu {what} needs its 'threshold' tensor")
+        want = {**want, "threshold": (obj.cfg.d_sae,)}
+    for name, shape in want.items():
+        if getattr(obj, name).shape != shape:
+            raise SAEError(f"{what} tensor {name} is {list(getattr(obj, name).shape)}; {sizes} make it {list(shape)}")
 
 
 def layer_of(hook_name: str) -> int | None:

@@ -204,95 +204,18 @@ def _train(torch, train_x, eval_x, hook_name, s: TrainSettings, head_index, meta
     t0 = time.perf_counter()
     n, d_in = train_x.shape
     torch.manual_seed(s.seed)
-    rng = np.random.default_rng(s.seed)
     # one scale for every input, so the coefficients mean the same for every model and hook
     c = float(np.linalg.norm(train_x, axis=1).mean() / math.sqrt(d_in)) or 1.0
     X = torch.from_numpy(train_x / np.float32(c))
     arch = s.architecture
-    JumpReLU, Step = _autograd(torch)
-
     W_dec = torch.randn(s.d_sae, d_in)
     W_dec /= W_dec.norm(dim=1, keepdim=True)
     W_dec.requires_grad_(True)
     W_enc = W_dec.detach().T.clone().requires_grad_(True)
     b_enc = torch.zeros(s.d_sae, requires_grad=True)
     b_dec = X.mean(0).clone().requires_grad_(True)
-    params = [W_enc, b_enc, W_dec, b_dec]
-    log_theta = None
-    if arch == "jumprelu":
-        log_theta = torch.full((s.d_sae,), math.log(s.init_threshold), requires_grad=True)
-        params.append(log_theta)
-    opt = torch.optim.Adam(params, lr=s.lr)
-    decay_from = int(s.steps * 0.8)
-    last_fired = torch.zeros(s.d_sae, dtype=torch.long)  # tokens seen when each feature last fired
-    seen = 0
-    history: list[dict] = []
-    order = rng.permutation(n)
-    pos = 0
-    for step in range(s.steps):
-        if cancel is not None and cancel():
-            raise Cancelled("cancelled")
-        if pos + s.batch > n:  # a new epoch, freshly shuffled
-            order, pos = rng.permutation(n), 0
-        idx = order[pos:pos + min(s.batch, n)]
-        pos += len(idx)
-        xb = X[torch.from_numpy(idx)]
-        lr = s.lr * (1.0 if step < decay_from else max(0.0, (s.steps - step) / max(1, s.steps - decay_from)))
-        for g in opt.param_groups:
-            g["lr"] = lr
-        h = (xb - b_dec) @ W_enc + b_enc
-        if arch == "topk":
-            vals, inds = h.topk(s.k, dim=-1)
-            f = torch.zeros_like(h).scatter(-1, inds, torch.relu(vals))
-        elif arch == "standard":
-            f = torch.relu(h)
-        else:
-            theta = log_theta.exp()
-            f = JumpReLU.apply(torch.relu(h), theta, s.bandwidth)
-        x_hat = f @ W_dec + b_dec
-        mse = (x_hat - xb).pow(2).sum(-1).mean()
-        loss = mse
-        extra = 0.0
-        seen += len(idx)
-        fired = (f > 0).any(0)
-        last_fired[fired] = seen
-        dead = (seen - last_fired) > s.dead_after
-        if arch == "topk":
-            n_dead = int(dead.sum())
-            if n_dead:
-                k_aux = min(d_in // 2, n_dead)
-                err = (xb - x_hat).detach()
-                v, i = h.masked_fill(~dead, float("-inf")).topk(k_aux, dim=-1)
-                e_hat = torch.zeros_like(h).scatter(-1, i, torch.relu(v)) @ W_dec
-                aux = (e_hat - err).pow(2).sum(-1).mean()
-                loss = loss + s.aux_coefficient * aux
-                extra = aux.item()
-        elif arch == "standard":
-            warm = min(1.0, (step + 1) / max(1, s.steps // 20))
-            l1 = f.abs().sum(-1).mean()
-            loss = loss + warm * s.l1_coefficient * l1
-            extra = l1.item()
-        else:
-            l0 = Step.apply(h, theta, s.bandwidth).sum(-1).mean()
-            loss = loss + s.l0_coefficient * l0
-            extra = l0.item()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        with torch.no_grad():  # keep the decoder rows on the unit sphere
-            W_dec.grad -= (W_dec.grad * W_dec).sum(-1, keepdim=True) * W_dec
-        opt.step()
-        with torch.no_grad():
-            W_dec /= W_dec.norm(dim=1, keepdim=True)
-        if step % 100 == 0 or step == s.steps - 1:
-            total = float((xb - xb.mean(0)).pow(2).sum(-1).mean())
-            row = {"step": step, "ve": 1 - mse.item() / total, "l0": float((f > 0).sum(-1).float().mean()),
-                   "dead": int(dead.sum()), "extra": extra}
-            history.append(row)
-            if log is not None:
-                log(f"step {step + 1}/{s.steps}: variance explained {row['ve']:.3f}, L0 {row['l0']:.1f}, "
-                    f"dead {row['dead']}")
-        if progress is not None:
-            progress(step + 1, s.steps)
+    log_theta, history = fit_sparse(torch, X, X, (W_enc, b_enc, W_dec, b_dec), s, subtract_b_dec=True,
+                                    progress=progress, cancel=cancel, log=log, log_every=100)
 
     seconds = time.perf_counter() - t0
     with torch.no_grad():
@@ -321,3 +244,99 @@ def _train(torch, train_x, eval_x, hook_name, s: TrainSettings, head_index, meta
                          n, len(eval_x), seconds, s, history)
     sae.cfg.metadata["gpt2viz_training"] = result.numbers()
     return result
+
+
+def fit_sparse(torch, X, Y, params, s: TrainSettings, *, subtract_b_dec: bool,
+               progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None,
+               log: Callable[[str], None] | None = None, log_every: int = 100):
+    """The one training loop of SAEs (``Y`` is ``X``) and transcoders (``Y`` the MLP output): learns
+    ``params`` = (W_enc, b_enc, W_dec, b_dec), torch tensors with gradients, in place, so that
+    ``act((X - b_dec if subtract_b_dec else X) @ W_enc + b_enc) @ W_dec + b_dec`` fits ``Y`` (see the module's
+    docstring for the losses, the decoder's unit rows, the dead-feature rule and the learning-rate schedule).
+
+    Returns (log_theta or None, history): JumpReLU's learnt log threshold, and a row of running numbers every 100
+    steps (``log`` gets one every ``log_every``).
+    """
+    W_enc, b_enc, W_dec, b_dec = params
+    n, d_out = len(X), Y.shape[1]
+    rng = np.random.default_rng(s.seed)
+    arch = s.architecture
+    JumpReLU, Step = _autograd(torch)
+    params = [W_enc, b_enc, W_dec, b_dec]
+    log_theta = None
+    if arch == "jumprelu":
+        log_theta = torch.full((s.d_sae,), math.log(s.init_threshold), requires_grad=True)
+        params.append(log_theta)
+    opt = torch.optim.Adam(params, lr=s.lr)
+    decay_from = int(s.steps * 0.8)
+    last_fired = torch.zeros(s.d_sae, dtype=torch.long)  # tokens seen when each feature last fired
+    seen = 0
+    history: list[dict] = []
+    order = rng.permutation(n)
+    pos = 0
+    for step in range(s.steps):
+        if cancel is not None and cancel():
+            raise Cancelled("cancelled")
+        if pos + s.batch > n:  # a new epoch, freshly shuffled
+            order, pos = rng.permutation(n), 0
+        idx = torch.from_numpy(order[pos:pos + min(s.batch, n)])
+        pos += len(idx)
+        xb, yb = X[idx], Y[idx]
+        lr = s.lr * (1.0 if step < decay_from else max(0.0, (s.steps - step) / max(1, s.steps - decay_from)))
+        for g in opt.param_groups:
+            g["lr"] = lr
+        h = ((xb - b_dec) if subtract_b_dec else xb) @ W_enc + b_enc
+        if arch == "topk":
+            vals, inds = h.topk(s.k, dim=-1)
+            f = torch.zeros_like(h).scatter(-1, inds, torch.relu(vals))
+        elif arch == "standard":
+            f = torch.relu(h)
+        else:
+            theta = log_theta.exp()
+            f = JumpReLU.apply(torch.relu(h), theta, s.bandwidth)
+        y_hat = f @ W_dec + b_dec
+        mse = (y_hat - yb).pow(2).sum(-1).mean()
+        loss = mse
+        extra = 0.0
+        seen += len(idx)
+        fired = (f > 0).any(0)
+        last_fired[fired] = seen
+        dead = (seen - last_fired) > s.dead_after
+        if arch == "topk":
+            n_dead = int(dead.sum())
+            if n_dead:
+                k_aux = min(d_out // 2, n_dead)
+                err = (yb - y_hat).detach()
+                v, i = h.masked_fill(~dead, float("-inf")).topk(k_aux, dim=-1)
+                e_hat = torch.zeros_like(h).scatter(-1, i, torch.relu(v)) @ W_dec
+                aux = (e_hat - err).pow(2).sum(-1).mean()
+                loss = loss + s.aux_coefficient * aux
+                extra = aux.item()
+        elif arch == "standard":
+            warm = min(1.0, (step + 1) / max(1, s.steps // 20))
+            l1 = f.abs().sum(-1).mean()
+            loss = loss + warm * s.l1_coefficient * l1
+            extra = l1.item()
+        else:
+            l0 = Step.apply(h, theta, s.bandwidth).sum(-1).mean()
+            loss = loss + s.l0_coefficient * l0
+            extra = l0.item()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        with torch.no_grad():  # keep the decoder rows on the unit sphere
+            W_dec.grad -= (W_dec.grad * W_dec).sum(-1, keepdim=True) * W_dec
+        opt.step()
+        with torch.no_grad():
+            W_dec /= W_dec.norm(dim=1, keepdim=True)
+        if step % 100 == 0 or step % log_every == 0 or step == s.steps - 1:
+            total = float((yb - yb.mean(0)).pow(2).sum(-1).mean())
+            row = {"step": step, "ve": 1 - mse.item() / total, "l0": float((f > 0).sum(-1).float().mean()),
+                   "dead": int(dead.sum()), "extra": extra}
+            if step % 100 == 0 or step == s.steps - 1:
+                history.append(row)
+            if log is not None and (step % log_every == 0 or step == s.steps - 1):
+                log(f"step {step + 1}/{s.steps}: variance explained {row['ve']:.3f}, L0 {row['l0']:.1f}, "
+                    f"dead {row['dead']}")
+        if progress is not None:
+            progress(step + 1, s.steps)
+    return log_theta, history

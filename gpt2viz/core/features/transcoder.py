@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2viz.core.features.sae import ARCHITECTURES, SAEError
+from gpt2viz.core.features.sae import ARCHITECTURES, SAEError, activate, check_tensors
 from gpt2viz.core.features.saelens_folder import _read_tensors
 
 INPUT_KINDS = ("ln2.hook_normalized", "hook_resid_mid", "mlp.hook_in")
@@ -106,21 +106,10 @@ class Transcoder:
 
     def __post_init__(self):
         c = self.cfg
-        for name in ("W_enc", "W_dec", "b_enc", "b_dec", "threshold", "W_skip"):
-            v = getattr(self, name)
-            if v is not None:
-                setattr(self, name, np.ascontiguousarray(v, dtype=np.float32))
         want = {"W_enc": (c.d_in, c.d_sae), "W_dec": (c.d_sae, c.d_out), "b_enc": (c.d_sae,), "b_dec": (c.d_out,)}
-        if c.architecture == "jumprelu":
-            if self.threshold is None:
-                raise SAEError("a jumprelu transcoder needs its threshold tensor")
-            want["threshold"] = (c.d_sae,)
         if self.W_skip is not None:
             want["W_skip"] = (c.d_out, c.d_in)
-        for name, shape in want.items():
-            if getattr(self, name).shape != shape:
-                raise SAEError(f"transcoder tensor {name} is {list(getattr(self, name).shape)}, expected {list(shape)} "
-                               f"(d_in {c.d_in}, d_sae {c.d_sae}, d_out {c.d_out})")
+        check_tensors(self, want, "transcoder", f"d_in {c.d_in}, d_sae {c.d_sae} and d_out {c.d_out}")
 
     def hidden_pre(self, x: np.ndarray) -> np.ndarray:
         """Pre-activations h = x @ W_enc + b_enc ([..., d_sae])."""
@@ -128,17 +117,7 @@ class Transcoder:
 
     def activation(self, h: np.ndarray) -> np.ndarray:
         """The architecture's activation of pre-activations ``h`` (SAELens' rules, as for SAEs)."""
-        relu = np.maximum(h, 0)
-        arch = self.cfg.architecture
-        if arch == "standard":
-            return relu
-        if arch == "jumprelu":
-            return relu * (h > self.threshold)
-        k = int(self.cfg.k)
-        top = np.argpartition(-h, k - 1, axis=-1)[..., :k]
-        out = np.zeros_like(h)
-        np.put_along_axis(out, top, np.take_along_axis(relu, top, axis=-1), axis=-1)
-        return out
+        return activate(h, self.cfg.architecture, self.cfg.k, self.threshold)
 
     def encode(self, x: np.ndarray) -> np.ndarray:
         """Feature activations ([..., d_sae])."""

@@ -22,7 +22,7 @@ import numpy as np
 
 from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.features.sae import SAEError, variance_explained
-from gpt2viz.core.features.training import TrainSettings, _autograd, require_torch
+from gpt2viz.core.features.training import TrainSettings, fit_sparse, require_torch
 from gpt2viz.core.features.transcoder import DEFAULT_INPUT, OUTPUT, Transcoder, TranscoderConfig, transcoder_input
 from gpt2viz.core.interventions import Patch
 
@@ -87,76 +87,17 @@ def train_transcoder(train_x, train_y, eval_x, eval_y, layer: int, settings: Tra
     t0 = time.perf_counter()
     try:
         torch.manual_seed(s.seed)
-        rng = np.random.default_rng(s.seed)
         cx = float(np.linalg.norm(X0, axis=1).mean() / math.sqrt(d_in)) or 1.0
         cy = float(np.linalg.norm(Y0, axis=1).mean() / math.sqrt(d_out)) or 1.0
         X, Y = torch.from_numpy(X0 / np.float32(cx)), torch.from_numpy(Y0 / np.float32(cy))
-        JumpReLU, Step = _autograd(torch)
         W_dec = torch.randn(s.d_sae, d_out)
         W_dec /= W_dec.norm(dim=1, keepdim=True)
         W_dec.requires_grad_(True)
         W_enc = (torch.randn(d_in, s.d_sae) / math.sqrt(d_in)).requires_grad_(True)
         b_enc = torch.zeros(s.d_sae, requires_grad=True)
         b_dec = Y.mean(0).clone().requires_grad_(True)
-        params = [W_enc, b_enc, W_dec, b_dec]
-        log_theta = None
-        if s.architecture == "jumprelu":
-            log_theta = torch.full((s.d_sae,), math.log(s.init_threshold), requires_grad=True)
-            params.append(log_theta)
-        opt = torch.optim.Adam(params, lr=s.lr)
-        decay_from = int(s.steps * 0.8)
-        last_fired = torch.zeros(s.d_sae, dtype=torch.long)
-        seen, order, pos = 0, rng.permutation(n), 0
-        for step in range(s.steps):
-            if cancel is not None and cancel():
-                raise Cancelled("cancelled")
-            if pos + s.batch > n:
-                order, pos = rng.permutation(n), 0
-            idx = torch.from_numpy(order[pos:pos + min(s.batch, n)])
-            pos += len(idx)
-            xb, yb = X[idx], Y[idx]
-            lr = s.lr * (1.0 if step < decay_from else max(0.0, (s.steps - step) / max(1, s.steps - decay_from)))
-            for g in opt.param_groups:
-                g["lr"] = lr
-            h = xb @ W_enc + b_enc
-            if s.architecture == "topk":
-                vals, inds = h.topk(s.k, dim=-1)
-                f = torch.zeros_like(h).scatter(-1, inds, torch.relu(vals))
-            elif s.architecture == "standard":
-                f = torch.relu(h)
-            else:
-                theta = log_theta.exp()
-                f = JumpReLU.apply(torch.relu(h), theta, s.bandwidth)
-            y_hat = f @ W_dec + b_dec
-            mse = (y_hat - yb).pow(2).sum(-1).mean()
-            loss = mse
-            seen += len(idx)
-            last_fired[(f > 0).any(0)] = seen
-            dead = (seen - last_fired) > s.dead_after
-            if s.architecture == "topk":
-                n_dead = int(dead.sum())
-                if n_dead:
-                    err = (yb - y_hat).detach()
-                    v, i = h.masked_fill(~dead, float("-inf")).topk(min(d_out // 2, n_dead), dim=-1)
-                    e_hat = torch.zeros_like(h).scatter(-1, i, torch.relu(v)) @ W_dec
-                    loss = loss + s.aux_coefficient * (e_hat - err).pow(2).sum(-1).mean()
-            elif s.architecture == "standard":
-                loss = loss + min(1.0, (step + 1) / max(1, s.steps // 20)) * s.l1_coefficient * f.abs().sum(-1).mean()
-            else:
-                loss = loss + s.l0_coefficient * Step.apply(h, theta, s.bandwidth).sum(-1).mean()
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            with torch.no_grad():
-                W_dec.grad -= (W_dec.grad * W_dec).sum(-1, keepdim=True) * W_dec
-            opt.step()
-            with torch.no_grad():
-                W_dec /= W_dec.norm(dim=1, keepdim=True)
-            if log is not None and (step % 200 == 0 or step == s.steps - 1):
-                total = float((yb - yb.mean(0)).pow(2).sum(-1).mean())
-                log(f"step {step + 1}/{s.steps}: variance explained {1 - mse.item() / total:.3f}, "
-                    f"L0 {float((f > 0).sum(-1).float().mean()):.1f}, dead {int(dead.sum())}")
-            if progress is not None:
-                progress(step + 1, s.steps)
+        log_theta, _history = fit_sparse(torch, X, Y, (W_enc, b_enc, W_dec, b_dec), s, subtract_b_dec=False,
+                                         progress=progress, cancel=cancel, log=log, log_every=200)
         seconds = time.perf_counter() - t0
         with torch.no_grad():
             # fold the scales in: f' = cy * f (TopK's choice and ReLU do not change under a positive scale), so
