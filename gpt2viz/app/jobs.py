@@ -63,19 +63,28 @@ def patching_job(a: Session, b: Session | None, site: str, target: int | None = 
 def causal_job(a: Session, subject, target: int | None = None, noise: float = 3.0, samples: int = 10,
                window: int = 1, seed: int = 0):
     """``fn(progress, cancel)`` for ROME's causal trace of A's prompt with ``subject`` positions corrupted,
-    or None before A has run."""
+    or None before A has run.
+
+    The trace runs with A's interventions in force (after an edit: the edited model). With any in force it runs
+    a second time without them, the summary's ``before`` (the ghost: the model as it was), with the same
+    target, noise draws and samples; the progress bar covers both."""
     from gpt2viz.core.analysis.causal_trace import causal_trace
     from gpt2viz.core.viewmodels.compare import causal_summary
 
     if a.history is None:
         return None
-    ids, model, weights = prompt_ids(a), a.model, a.weights
+    ids, model, weights, ivs = prompt_ids(a), a.model, a.weights, tuple(a.interventions)
     target = _top_token(a) if target is None else target
 
     def job(progress, cancel):
-        tr = causal_trace(model, weights, ids, subject, target, noise=noise, samples=samples, window=window,
-                          seed=seed, progress=progress, cancel=cancel)
-        return causal_summary(tr, ids)
+        runs = 2 if ivs else 1
+
+        def part(i):
+            return lambda done, total: progress(i * total + done, runs * total)
+        kw = {"noise": noise, "samples": samples, "window": window, "seed": seed, "cancel": cancel}
+        tr = causal_trace(model, weights, ids, subject, target, interventions=ivs, progress=part(0), **kw)
+        before = causal_trace(model, weights, ids, subject, target, progress=part(1), **kw) if ivs else None
+        return causal_summary(tr, ids, before)
     return job
 
 
