@@ -215,6 +215,14 @@
         <translation>{kind}：p({target}) {lo:.3f} … {hi:.3f}</translation>
     </message>
     <message>
+        <source>with {interventions} — {title}</source>
+        <translation>在 {interventions} 之下 — {title}</translation>
+    </message>
+    <message>
+        <source>before (no interventions) — {kind}</source>
+        <translation>之前（无干预）— {kind}</translation>
+    </message>
+    <message>
         <source>{kind}: layer {layer}, {token} → {p:.3f}</source>
         <translation>{kind}：第 {layer} 层，{token} → {p:.3f}</translation>
     </message>
@@ -223,8 +231,20 @@
         <translation>p({target})：干净 {clean:.4f}，破坏后 {corrupt:.4f}（噪声 {noise:g}σ，{samples} 个样本，窗口 {window}，{ms:.0f} 毫秒）。最有效的恢复：{best}。</translation>
     </message>
     <message>
+        <source>Traced with A&apos;s interventions in force ({interventions}); the lower row is the same trace without them. p({target}) clean: {clean:.4f} with, {clean0:.4f} before; corrupted: {corrupt:.4f} with, {corrupt0:.4f} before.</source>
+        <translation>在 A 的干预生效时追踪（{interventions}）；下面一行是不加这些干预的同一追踪。p({target}) 干净运行：加干预 {clean:.4f}，之前 {clean0:.4f}；加噪运行：加干预 {corrupt:.4f}，之前 {corrupt0:.4f}。</translation>
+    </message>
+    <message>
         <source>{kind}: restoring layer {layer} at {token} (position {pos}): p({target}) = {p:.4f} (clean {clean:.4f}, corrupted {corrupt:.4f})</source>
         <translation>{kind}：在 {token}（位置 {pos}）恢复第 {layer} 层：p({target}) = {p:.4f}（干净 {clean:.4f}，破坏后 {corrupt:.4f}）</translation>
+    </message>
+    <message>
+        <source>(with the interventions: {p:.4f})</source>
+        <translation>（加干预时：{p:.4f}）</translation>
+    </message>
+    <message>
+        <source>(before: {p:.4f})</source>
+        <translation>（之前：{p:.4f}）</translation>
     </message>
 </context>
 <context>
@@ -1261,6 +1281,10 @@
         <source>With {token} appended, the text is {n_tokens} tokens long and position {position} becomes the newest: the journey starts again from its embedding, and so on, token by token, until the context of {n_positions} is full or you stop. Press Step (Space) to take this step, then walk the journey again on the new text.</source>
         <translation>追加 {token} 之后，文本长 {n_tokens} 个词元，位置 {position} 成为最新的位置：旅程从它的嵌入重新开始，如此一个词元接一个词元，直到 {n_positions} 的上下文写满，或者你喊停。按“单步”（空格键）走出这一步，然后在新文本上再走一遍旅程。</translation>
     </message>
+    <message>
+        <source>Since the answer is the end of a path of numbers, it can be changed by changing a few of them: Edit this fact… below makes {subject} continue with {target} after {prompt} by a rank-one change of one MLP&apos;s output weight (ROME). The chart&apos;s ghosts, the causal trace and the Path view then show the model before and after the edit.</source>
+        <translation>既然答案是一条数字路径的终点，改动其中少数几个数字就能改变它：下面的“编辑这个事实…”通过对一个 MLP 输出权重做秩一修改（ROME），让 {prompt} 中的 {subject} 接上 {target}。之后，图表的幽灵条、因果追踪和路径视图会同时显示编辑前后的模型。</translation>
+    </message>
 </context>
 <context>
     <name>JourneyPanel</name>
@@ -1279,6 +1303,14 @@
     <message>
         <source>Next page (PgDown or Alt+→)</source>
         <translation>下一页（PgDown 或 Alt+→）</translation>
+    </message>
+    <message>
+        <source>Edit this fact…</source>
+        <translation>编辑这个事实…</translation>
+    </message>
+    <message>
+        <source>Open Edit a fact (ROME) with this prompt, its subject and a new answer</source>
+        <translation>用这个提示、它的主语和一个新答案打开“编辑事实（ROME）”</translation>
     </message>
     <message>
         <source>page {i} of {n}</source>
@@ -1815,6 +1847,10 @@ B：{tb}</translation>
         <translation>位置 {pos} 上 {what} 的直接逻辑值归因：逻辑值 {logit:.3f} = 各部分之和 + 最终层归一化的偏置 {bias:+.3f}。有 {dropped} 个部分不超过阈值，已隐藏（保留部分占总 |贡献| 的 {kept:.0%}；线宽已重新归一化）。最大来源：{head}。</translation>
     </message>
     <message>
+        <source>With the interventions in force; before them this logit was {before:.3f} ({change:+.3f} now).</source>
+        <translation>这是干预生效时的结果；干预之前这个 logit 是 {before:.3f}（现在变化 {change:+.3f}）。</translation>
+    </message>
+    <message>
         <source>embed</source>
         <translation>嵌入</translation>
     </message>
@@ -1823,8 +1859,16 @@ B：{tb}</translation>
         <translation>{0} 的逻辑值从何而来：层 × 位置（深度 n = 模块 n−1 之后）</translation>
     </message>
     <message>
+        <source>{label} (before {before:+.2f})</source>
+        <translation>{label}（之前 {before:+.2f}）</translation>
+    </message>
+    <message>
         <source>what pushed {0} (and what pulled it down)</source>
         <translation>是什么推高了 {0}（又是什么压低了它）</translation>
+    </message>
+    <message>
+        <source>with the interventions · grey outline = before them</source>
+        <translation>加干预后 · 灰色轮廓 = 干预之前</translation>
     </message>
     <message>
         <source> reading {0} (position {1})</source>
