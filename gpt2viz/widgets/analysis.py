@@ -236,12 +236,20 @@ class CausalPanel(JobPanel):
         for k, m in self.before_maps.items():
             m.sigHover.connect(lambda r, c, kind=k: self._hover(kind, r, c, before=True))
             before.addWidget(m)
+        self.after_label, self.before_label = QLabel(), QLabel()  # which row is which, when there are two
+        for lbl in (self.after_label, self.before_label):
+            f = lbl.font()
+            f.setBold(True)
+            lbl.setFont(f)
+            lbl.setVisible(False)
         self.before_row.setVisible(False)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addLayout(row2)
         lay.addWidget(self.message)
+        lay.addWidget(self.after_label)
         lay.addLayout(maps, 1)
+        lay.addWidget(self.before_label)
         lay.addWidget(self.before_row, 1)
         lay.addWidget(self.readout)
         state.sigSelection.connect(lambda name: name == SessionId.A and self._show_subject())
@@ -321,16 +329,19 @@ class CausalPanel(JobPanel):
                  "attn": self.tr("attention output")}
         under = ", ".join(sm.interventions)
         for heat in sm.heats:
-            title = self.tr("{kind}: p({target}) {lo:.3f} … {hi:.3f}").format(
-                kind=names[heat.title], target=tok.token_display(sm.target), lo=heat.lo, hi=heat.hi)
-            if sm.before is not None:
-                title = self.tr("with {interventions} — {title}").format(interventions=under, title=title)
-            self.maps[heat.title].show_heat(heat, title, rows, [str(c) for c in heat.cols])
-        self.before_row.setVisible(sm.before is not None)
-        if sm.before is not None:
+            self.maps[heat.title].show_heat(heat, self.tr("{kind}: p({target}) {lo:.3f} … {hi:.3f}").format(
+                kind=names[heat.title], target=tok.token_display(sm.target), lo=heat.lo, hi=heat.hi),
+                rows, [str(c) for c in heat.cols])
+        two = sm.before is not None
+        for w in (self.before_row, self.after_label, self.before_label):
+            w.setVisible(two)
+        if two:
+            self.after_label.setText(self.tr("With A's interventions in force: {interventions}").format(
+                interventions=under))
+            self.before_label.setText(self.tr("Before them (the model as shipped), on the same colour scale"))
             for heat in sm.before.heats:
-                self.before_maps[heat.title].show_heat(heat, self.tr("before (no interventions) — {kind}").format(
-                    kind=names[heat.title]), rows, [str(c) for c in heat.cols])
+                self.before_maps[heat.title].show_heat(heat, self.tr("{kind}: p({target})").format(
+                    kind=names[heat.title], target=tok.token_display(sm.target)), rows, [str(c) for c in heat.cols])
         best = "; ".join(self.tr("{kind}: layer {layer}, {token} → {p:.3f}").format(
             kind=names[k], layer=L, token=tok.token_display(sm.ids[p]), p=v) for k, (L, p, v) in sm.best.items())
         text = self.tr(

@@ -215,12 +215,16 @@
         <translation>{kind}：p({target}) {lo:.3f} … {hi:.3f}</translation>
     </message>
     <message>
-        <source>with {interventions} — {title}</source>
-        <translation>在 {interventions} 之下 — {title}</translation>
+        <source>With A&apos;s interventions in force: {interventions}</source>
+        <translation>A 的干预生效时：{interventions}</translation>
     </message>
     <message>
-        <source>before (no interventions) — {kind}</source>
-        <translation>之前（无干预）— {kind}</translation>
+        <source>Before them (the model as shipped), on the same colour scale</source>
+        <translation>干预之前（原始模型），使用相同的色标</translation>
+    </message>
+    <message>
+        <source>{kind}: p({target})</source>
+        <translation>{kind}：p({target})</translation>
     </message>
     <message>
         <source>{kind}: layer {layer}, {token} → {p:.3f}</source>

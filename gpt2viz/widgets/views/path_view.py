@@ -223,6 +223,10 @@ class PathView(LazyView):
         labels = [f"{at.bar_label(b)}  {b.value:+.2f}" for b in s.bars]
         if ghosts is not None:
             labels = [self.tr("{label} (before {before:+.2f})").format(label=t, before=g) for t, g in zip(labels, ghosts)]
+        # room for the longest label: pyqtgraph drops a tick label that does not fit
+        fm = self.bars.getAxis("left").fontMetrics() if hasattr(self.bars.getAxis("left"), "fontMetrics") \
+            else self.fontMetrics()
+        self.bars.getAxis("left").setWidth(max(190, 12 + max(fm.horizontalAdvance(t) for t in labels)))
         self.bars.getAxis("left").setTicks([list(zip((int(yy) for yy in y), labels))])
         self.bars.setYRange(-0.6, n - 0.4, padding=0)
         both = vals if ghosts is None else np.concatenate([vals, ghosts])
