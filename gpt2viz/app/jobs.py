@@ -93,6 +93,7 @@ def graph_job(a: Session, target: int | None = None, node_threshold: float | Non
     """``fn(progress, cancel)`` building the transcoder attribution graph of A's prompt with the model folder's
     own transcoders (``transcoders/``), as circuit-tracer's graph JSON with the scores in ``metadata.info``;
     None before A has run. Raises ValueError when the folder ships no transcoders."""
+    from gpt2viz.core.circuits.ablation import direct_logit_effects
     from gpt2viz.core.circuits.graph import build_graph
     from gpt2viz.core.circuits.graph_json import graph_json
     from gpt2viz.core.circuits.prune import EDGE_THRESHOLD, NODE_THRESHOLD, graph_scores, prune
@@ -115,8 +116,12 @@ def graph_job(a: Session, target: int | None = None, node_threshold: float | Non
         text = model.tokenizer.decode(ids)
         data = graph_json(g, prune(g, nt, et), model.tokenizer, prompt=text, slug="gpt2viz", scan=str(folder),
                           node_threshold=nt)
+        kept = [n["node_id"] for n in data["nodes"] if n["feature_type"] != "logit"]
+        # what an ablation check needs (widgets/graph_panel): each kept node's direct effect on every target logit
         data["metadata"]["info"] = {"generator": "gpt2viz", "model": model.name, "replacement_score": r,
-                                    "completeness_score": c}
+                                    "completeness_score": c, "prompt_ids": [int(t) for t in ids],
+                                    "logit_tokens": [int(t) for t in g.logit_tokens],
+                                    "direct_effects": direct_logit_effects(g, kept)}
         return data
     return job
 
