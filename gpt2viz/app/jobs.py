@@ -23,6 +23,7 @@ class Job(str, enum.Enum):
     PATCHING = "patching"
     CAUSAL = "causal"
     GRAPH = "graph"
+    GRAPH_ABLATION = "graph-ablation"
     EDIT = "edit"
     SAVE_EDIT = "save-edit"
 
@@ -123,6 +124,29 @@ def graph_job(a: Session, target: int | None = None, node_threshold: float | Non
                                     "logit_tokens": [int(t) for t in g.logit_tokens],
                                     "direct_effects": direct_logit_effects(g, kept)}
         return data
+    return job
+
+
+def graph_ablation_job(a: Session, nodes, scale: float):
+    """``fn(progress, cancel)`` scaling ``nodes`` (ids of A's circuit graph) by ``scale`` in the model (inside the
+    graph, by intervention inputs) and comparing each target logit's change with the graph's prediction
+    (:func:`gpt2viz.core.circuits.ablation.ablation_check`); None when there is no graph or no node."""
+    from gpt2viz.core.circuits.ablation import ablation_check
+    from gpt2viz.core.features.transcoder import read_transcoders
+
+    data = a.analyses.get(Job.GRAPH.value)
+    if a.model is None or data is None or not nodes:
+        return None
+    ids = data["metadata"].get("info", {}).get("prompt_ids")
+    if ids is None:
+        raise ValueError("this graph carries no direct effects on its logits: build it again")
+    model, weights, folder, nodes = a.model, a.weights, a.model.folder / "transcoders", tuple(nodes)
+
+    def job(progress, cancel):
+        progress(0, 1)
+        check = ablation_check(model, read_transcoders(folder), ids, data, nodes, scale, weights)
+        progress(1, 1)
+        return check
     return job
 
 

@@ -961,6 +961,34 @@
         <translation>保存…</translation>
     </message>
     <message>
+        <source>pinned nodes:</source>
+        <translation>固定的节点：</translation>
+    </message>
+    <message>
+        <source>Ablate</source>
+        <translation>消融</translation>
+    </message>
+    <message>
+        <source>Scale ×</source>
+        <translation>缩放 ×</translation>
+    </message>
+    <message>
+        <source>Group as supernode…</source>
+        <translation>组合为超节点…</translation>
+    </message>
+    <message>
+        <source>Remove the pinned nodes&apos; writes in the model and compare each target logit&apos;s change with the graph&apos;s prediction</source>
+        <translation>在模型中去掉固定节点写入的内容，并把每个目标 logit 的变化与图的预测相比较</translation>
+    </message>
+    <message>
+        <source>Multiply the pinned nodes&apos; writes by this factor in the model and compare each target logit&apos;s change with the graph&apos;s prediction</source>
+        <translation>在模型中把固定节点写入的内容乘以这个系数，并把每个目标 logit 的变化与图的预测相比较</translation>
+    </message>
+    <message>
+        <source>Group the pinned nodes into one named box (saved in the graph JSON as circuit-tracer&apos;s supernodes)</source>
+        <translation>把固定的节点组合成一个带名字的框（按 circuit-tracer 的超节点格式保存在图 JSON 中）</translation>
+    </message>
+    <message>
         <source>hover a node for its numbers; click nodes to pin their links</source>
         <translation>鼠标悬停在节点上查看数值；点击节点固定它的连线</translation>
     </message>
@@ -1003,6 +1031,50 @@
     <message>
         <source>{kind} {label} at position {pos}{act}; drawn links in {i:+.3f}, out {o:+.3f}</source>
         <translation>位置 {pos} 的{kind} {label}{act}；图中输入连线合计 {i:+.3f}，输出 {o:+.3f}</translation>
+    </message>
+    <message>
+        <source>Pin nodes first: click them in the graph.</source>
+        <translation>请先固定节点：在图中点击它们。</translation>
+    </message>
+    <message>
+        <source>Running the model with {n} nodes scaled by {s:g}…</source>
+        <translation>正在运行模型，{n} 个节点缩放为 {s:g} 倍…</translation>
+    </message>
+    <message>
+        <source>predicted by the graph</source>
+        <translation>图的预测</translation>
+    </message>
+    <message>
+        <source>real (model)</source>
+        <translation>实际（模型）</translation>
+    </message>
+    <message>
+        <source>ablated</source>
+        <translation>被消融</translation>
+    </message>
+    <message>
+        <source>scaled ×{s:g}</source>
+        <translation>缩放 ×{s:g}</translation>
+    </message>
+    <message>
+        <source>{n} nodes {what}: change of each target logit, Pearson r = {r}</source>
+        <translation>{n} 个节点{what}：每个目标 logit 的变化，皮尔逊 r = {r}</translation>
+    </message>
+    <message>
+        <source> Not scaled (logits): {ids}.</source>
+        <translation> 未缩放（logit 节点）：{ids}。</translation>
+    </message>
+    <message>
+        <source>{n} nodes {what} inside the model: each target logit&apos;s real change (demeaned, onnxruntime) against the graph&apos;s prediction, (scale − 1) × the nodes&apos; direct effects; Pearson r = {r}.</source>
+        <translation>在模型内部 {n} 个节点{what}：每个目标 logit 的实际变化（去均值，onnxruntime 计算）对比图的预测，即 (缩放 − 1) × 这些节点的直接效应；皮尔逊 r = {r}。</translation>
+    </message>
+    <message>
+        <source>Supernode</source>
+        <translation>超节点</translation>
+    </message>
+    <message>
+        <source>Name of the group of {n} nodes:</source>
+        <translation>这组 {n} 个节点的名字：</translation>
     </message>
     <message>
         <source>Save the graph</source>
