@@ -144,13 +144,16 @@ class GraphPanel(JobPanel):
         self.scatter = themed_plot(self)
         self.scatter.setMouseEnabled(False, False)
         self.scatter.hideButtons()
-        self.scatter.setMinimumWidth(260)
+        self.scatter.setMinimumWidth(340)
+        for axis in ("bottom", "left"):
+            self.scatter.getAxis(axis).enableAutoSIPrefix(False)
         self.scatter.setVisible(False)
         split = QSplitter()
         split.addWidget(self.canvas)
         split.addWidget(self.scatter)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addLayout(row2)
@@ -289,8 +292,7 @@ class GraphPanel(JobPanel):
         pl.setLabel("left", self.tr("real (model)"))
         r = "n/a" if not np.isfinite(c.pearson) else f"{c.pearson:.3f}"
         what = self.tr("ablated") if c.scale == 0 else self.tr("scaled ×{s:g}").format(s=c.scale)
-        pl.setTitle(self.tr("{n} nodes {what}: change of each target logit, Pearson r = {r}").format(
-            n=len(c.nodes), what=what, r=r), size="9pt")
+        pl.setTitle(self.tr("{n} nodes {what}: Pearson r = {r}").format(n=len(c.nodes), what=what, r=r), size="9pt")
         skipped = self.tr(" Not scaled (logits): {ids}.").format(ids=", ".join(c.skipped)) if c.skipped else ""
         self.message.setText(self.tr(
             "{n} nodes {what} inside the model: each target logit's real change (demeaned, onnxruntime) against the "

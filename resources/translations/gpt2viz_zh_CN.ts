@@ -1057,8 +1057,8 @@
         <translation>缩放 ×{s:g}</translation>
     </message>
     <message>
-        <source>{n} nodes {what}: change of each target logit, Pearson r = {r}</source>
-        <translation>{n} 个节点{what}：每个目标 logit 的变化，皮尔逊 r = {r}</translation>
+        <source>{n} nodes {what}: Pearson r = {r}</source>
+        <translation>{n} 个节点{what}：皮尔逊 r = {r}</translation>
     </message>
     <message>
         <source> Not scaled (logits): {ids}.</source>
