@@ -27,6 +27,8 @@ fi
 
 export QT_QPA_PLATFORM=offscreen
 python scripts/view_screenshots.py --out docs/views --layer 1 --head 3 >/dev/null
+python scripts/edit_screenshots.py --out docs/views >/dev/null  # the causal trace and Path view after an edit
+python scripts/graph_check_screenshots.py --out docs/views >/dev/null  # graph ablation scatter and a supernode
 rm -f docs/views/window.png  # the README shows the real X window instead
 for v in attention lens chart; do g snapshot --prompt "$P" --view "$v" --layer 1 --head 3 --scale 2 --out "docs/exports/$v.png" --force; done
 g snapshot --prompt "$P" --view patching --corrupt "The capital of Germany is" --scale 2 --out docs/exports/patching.png --force

@@ -23,6 +23,7 @@ class Job(str, enum.Enum):
     PATCHING = "patching"
     CAUSAL = "causal"
     GRAPH = "graph"
+    GRAPH_ABLATION = "graph-ablation"
     EDIT = "edit"
     SAVE_EDIT = "save-edit"
     FEATURE_CLAMP = "feature-clamp"
@@ -65,19 +66,28 @@ def patching_job(a: Session, b: Session | None, site: str, target: int | None = 
 def causal_job(a: Session, subject, target: int | None = None, noise: float = 3.0, samples: int = 10,
                window: int = 1, seed: int = 0):
     """``fn(progress, cancel)`` for ROME's causal trace of A's prompt with ``subject`` positions corrupted,
-    or None before A has run."""
+    or None before A has run.
+
+    The trace runs with A's interventions in force (after an edit: the edited model). With any in force it runs
+    a second time without them, the summary's ``before`` (the ghost: the model as it was), with the same
+    target, noise draws and samples; the progress bar covers both."""
     from gpt2viz.core.analysis.causal_trace import causal_trace
     from gpt2viz.core.viewmodels.compare import causal_summary
 
     if a.history is None:
         return None
-    ids, model, weights = prompt_ids(a), a.model, a.weights
+    ids, model, weights, ivs = prompt_ids(a), a.model, a.weights, tuple(a.interventions)
     target = _top_token(a) if target is None else target
 
     def job(progress, cancel):
-        tr = causal_trace(model, weights, ids, subject, target, noise=noise, samples=samples, window=window,
-                          seed=seed, progress=progress, cancel=cancel)
-        return causal_summary(tr, ids)
+        runs = 2 if ivs else 1
+
+        def part(i):
+            return lambda done, total: progress(i * total + done, runs * total)
+        kw = {"noise": noise, "samples": samples, "window": window, "seed": seed, "cancel": cancel}
+        tr = causal_trace(model, weights, ids, subject, target, interventions=ivs, progress=part(0), **kw)
+        before = causal_trace(model, weights, ids, subject, target, progress=part(1), **kw) if ivs else None
+        return causal_summary(tr, ids, before)
     return job
 
 
@@ -86,6 +96,7 @@ def graph_job(a: Session, target: int | None = None, node_threshold: float | Non
     """``fn(progress, cancel)`` building the transcoder attribution graph of A's prompt with the model folder's
     own transcoders (``transcoders/``), as circuit-tracer's graph JSON with the scores in ``metadata.info``;
     None before A has run. Raises ValueError when the folder ships no transcoders."""
+    from gpt2viz.core.circuits.ablation import direct_logit_effects
     from gpt2viz.core.circuits.graph import build_graph
     from gpt2viz.core.circuits.graph_json import graph_json
     from gpt2viz.core.circuits.prune import EDGE_THRESHOLD, NODE_THRESHOLD, graph_scores, prune
@@ -110,9 +121,36 @@ def graph_job(a: Session, target: int | None = None, node_threshold: float | Non
         labels = coder_labels(tcs, [(int(k[0]), int(k[2])) for k in g.active_features], model.tokenizer)
         data = graph_json(g, prune(g, nt, et), model.tokenizer, prompt=text, slug="gpt2viz", scan=str(folder),
                           node_threshold=nt, labels=labels)
+        kept = [n["node_id"] for n in data["nodes"] if n["feature_type"] != "logit"]
+        # what an ablation check needs (widgets/graph_panel): each kept node's direct effect on every target logit
         data["metadata"]["info"] = {"generator": "gpt2viz", "model": model.name, "replacement_score": r,
-                                    "completeness_score": c}
+                                    "completeness_score": c, "prompt_ids": [int(t) for t in ids],
+                                    "logit_tokens": [int(t) for t in g.logit_tokens],
+                                    "direct_effects": direct_logit_effects(g, kept)}
         return data
+    return job
+
+
+def graph_ablation_job(a: Session, nodes, scale: float):
+    """``fn(progress, cancel)`` scaling ``nodes`` (ids of A's circuit graph) by ``scale`` in the model (inside the
+    graph, by intervention inputs) and comparing each target logit's change with the graph's prediction
+    (:func:`gpt2viz.core.circuits.ablation.ablation_check`); None when there is no graph or no node."""
+    from gpt2viz.core.circuits.ablation import ablation_check
+    from gpt2viz.core.features.transcoder import read_transcoders
+
+    data = a.analyses.get(Job.GRAPH.value)
+    if a.model is None or data is None or not nodes:
+        return None
+    ids = data["metadata"].get("info", {}).get("prompt_ids")
+    if ids is None:
+        raise ValueError("this graph carries no direct effects on its logits: build it again")
+    model, weights, folder, nodes = a.model, a.weights, a.model.folder / "transcoders", tuple(nodes)
+
+    def job(progress, cancel):
+        progress(0, 1)
+        check = ablation_check(model, read_transcoders(folder), ids, data, nodes, scale, weights)
+        progress(1, 1)
+        return check
     return job
 
 

@@ -185,7 +185,12 @@ def page_text(page: str, n: dict) -> str:
                          "token by token, until the context of {n_positions} is full or you stop. Press Step (Space) "
                          "to take this step, then walk the journey again on the new text.").format(
             token=_q(n["chosen_text"]), n_tokens=n["n_tokens"], position=n["new_position"],
-            n_positions=n["n_positions"])
+            n_positions=n["n_positions"]) + "\n\n" + translate(
+            "Journey", "Since the answer is the end of a path of numbers, it can be changed by changing a few of "
+            "them: Edit this fact… below makes {subject} continue with {target} after {prompt} by a rank-one change "
+            "of one MLP's output weight (ROME). The chart's ghosts, the causal trace and the Path view then show the "
+            "model before and after the edit.").format(
+            subject=_q(n["edit_subject"]), target=_q(n["edit_target"]), prompt=_q(n["edit_prompt"]))
     raise KeyError(page)
 
 

@@ -14,8 +14,19 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
 
-from gpt2viz.app.jobs import (Job, JobRunner, causal_job, edit_job, feature_clamp_job, feature_text_job, graph_job,
-                              patching_job, prompt_ids, save_edit_job)
+from gpt2viz.app.jobs import (
+    Job,
+    JobRunner,
+    causal_job,
+    edit_job,
+    feature_clamp_job,
+    feature_text_job,
+    graph_ablation_job,
+    graph_job,
+    patching_job,
+    prompt_ids,
+    save_edit_job,
+)
 from gpt2viz.app.player import FRAME_S, PLAY_AHEAD, Player  # noqa: F401 - re-exported for the tests
 from gpt2viz.app.requests import RequestBus
 from gpt2viz.app.sessions import SessionId, SessionRegistry, session_id
@@ -270,6 +281,34 @@ class AppState(QObject):
         if job is not None:
             self.run_job(Job.GRAPH, job)
         return job is not None
+
+    def run_graph_ablation(self, nodes, scale: float = 0.0) -> bool:
+        """Scale (0: ablate) nodes of A's circuit graph in the model and compare each target logit's change with the
+        graph's prediction (job GRAPH_ABLATION); False, with a message when it cannot run."""
+        try:
+            job = graph_ablation_job(self.sessions[A], nodes, scale)
+        except ValueError as e:
+            self.report_error(str(e))
+            return False
+        if job is not None:
+            self.run_job(Job.GRAPH_ABLATION, job)
+        return job is not None
+
+    def add_supernode(self, name: str, nodes) -> bool:
+        """Group ``nodes`` of A's circuit graph as the supernode ``name`` (kept in the graph's JSON, circuit-tracer's
+        ``qParams.supernodes``); False, with a message, for an empty name or no nodes."""
+        from gpt2viz.core.circuits.graph_json import add_supernode
+
+        s = self.sessions[A]
+        data = s.analyses.get(Job.GRAPH.value)
+        if data is None:
+            return False
+        try:
+            s.store_analysis(Job.GRAPH.value, add_supernode(data, name, nodes))
+        except ValueError as e:
+            self.report_error(str(e))
+            return False
+        return True
 
     def edit_fact(self, prompt: str, subject: str, target: str, layer: int | None = None) -> bool:
         """Compute ROME's edit on the worker (job EDIT); when it is done the edit is put in force on session A

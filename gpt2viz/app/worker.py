@@ -43,7 +43,7 @@ class Result:
     lens_tops: tuple[np.ndarray, np.ndarray] | None = None  # lens_top(lens): the lens grid's new column
     # With interventions in force: the same tokens run without them (the chart's ghost, the deltas):
     # the newest position's [V] logits and its [n_layer + 1, V] logit lens.
-    baseline: tuple[np.ndarray, np.ndarray] | None = None
+    baseline: tuple | None = None  # (logits [V], lens [n_layer + 1, V], History) without the interventions
 
 
 class InferenceWorker(QObject):
@@ -119,7 +119,9 @@ class InferenceWorker(QObject):
         self.sigResult.emit(req, session, Result(h, elapsed_ms, lens, ran, tops, base))
 
     def _baseline(self, gen: Generator, session: str, h: History):
-        """The current tokens run without interventions: the newest position's logits and logit lens."""
+        """The current tokens run without interventions: the newest position's logits and logit lens, and that
+        run as a History holding the hooks an attribution reads (the Path view's ghosts: before the edit)."""
+        from gpt2viz.core.analysis.attribution import needed_hooks
         from gpt2viz.core.generation.stepper import Frame
         from gpt2viz.core.hooks import block_hook
 
@@ -128,14 +130,17 @@ class InferenceWorker(QObject):
         if prev is not None and prev[0] is model and prev[1] == tokens:
             return prev[3]
         n_layer = model.config.n_layer
-        hooks = [block_hook(L, "hook_resid_post") for L in range(n_layer)] + [block_hook(0, "hook_resid_pre")]
+        hooks = list(dict.fromkeys([block_hook(L, "hook_resid_post") for L in range(n_layer)]
+                                   + [block_hook(0, "hook_resid_pre")] + needed_hooks(n_layer)))
         if prev is not None and prev[0] is model and len(prev[1]) < len(tokens) and tokens[:len(prev[1])] == prev[1]:
             trace, cache = model.run(list(tokens[len(prev[1]):]), prev[2], hooks=hooks)  # only the new positions
+            frames = (*prev[4], Frame(tokens, trace, 0.0))
         else:
             trace, cache = model.run(list(tokens), hooks=hooks)
-        clean = History((Frame(tokens, trace, 0.0),), h.prompt_len)
-        result = trace.last_logits, lens_at(clean, self.weights[session], n_layer, len(tokens) - 1)
-        self._base[session] = (model, tokens, cache, result)
+            frames = (Frame(tokens, trace, 0.0),)
+        clean = History(frames, h.prompt_len)
+        result = trace.last_logits, lens_at(clean, self.weights[session], n_layer, len(tokens) - 1), clean
+        self._base[session] = (model, tokens, cache, result, frames)
         return result
 
     def _guard(self, req: int, session: str, fn) -> None:

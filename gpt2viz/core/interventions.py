@@ -124,6 +124,22 @@ class SublayerAblation:
 
 SUBLAYER_SITES = ("attn_out", "mlp_out")
 
+
+@dataclass(frozen=True)
+class MlpOutShift:
+    """Add ``scale * vector`` ([E]) to block ``layer``'s MLP output (``blocks.{layer}.hook_mlp_out``) at ``positions``
+    (None = all): what a transcoder feature wrote there, scaled or removed (a feature's write is its activation times
+    its decoder row, and nothing else in the block reads it), the way circuit graphs are checked by intervention."""
+
+    layer: int
+    positions: tuple[int, ...] | None
+    vector: tuple[float, ...] = field(repr=False)
+    scale: float = 1.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "positions", _positions(self.positions))
+        object.__setattr__(self, "vector", _vector(self.vector))
+
 @dataclass(frozen=True)
 class RankOneEdit:
     """Add ``outer(u, v)`` to block ``layer``'s MLP output weight (the down-projection, [M, E] as GPT-2's Conv1D
@@ -152,8 +168,8 @@ class RankOneEdit:
         return np.outer(np.asarray(self.u, np.float32), np.asarray(self.v, np.float32))
 
 
-Intervention = HeadAblation | NeuronAblation | SublayerAblation | Patch | Steer | RankOneEdit
-_KINDS = (HeadAblation, NeuronAblation, SublayerAblation, Patch, Steer, RankOneEdit)
+Intervention = HeadAblation | NeuronAblation | SublayerAblation | Patch | Steer | RankOneEdit | MlpOutShift
+_KINDS = (HeadAblation, NeuronAblation, SublayerAblation, Patch, Steer, RankOneEdit, MlpOutShift)
 
 
 def validate(interventions, config: ModelConfig) -> None:
@@ -188,6 +204,8 @@ def validate(interventions, config: ModelConfig) -> None:
             want = dims.d_head if iv.site == "head" else dims.d_model
             if len(iv.source) != want:
                 raise InterventionError(f"patch source has {len(iv.source)} values; {iv.site} needs {want}")
+        if isinstance(iv, MlpOutShift) and len(iv.vector) != dims.d_model:
+            raise InterventionError(f"an MLP output shift has {len(iv.vector)} values; the model is {dims.d_model} wide")
         if isinstance(iv, Steer) and len(iv.vector) != dims.d_model:
             raise InterventionError(f"steering vector has {len(iv.vector)} values; the model is {dims.d_model} wide")
         if isinstance(iv, RankOneEdit) and (len(iv.u), len(iv.v)) != (dims.d_mlp, dims.d_model):
@@ -301,6 +319,9 @@ def feeds(interventions, start: int, length: int, dims: ModelConfig, means=None)
                 s, b = get(iv.layer, SITES[iv.site], (1,), (E,))
                 s[0, r] = 0.0
                 b[0, r] = iv.source
+        elif isinstance(iv, MlpOutShift):
+            s, b = get(iv.layer, "hook_mlp_out", (1,), (E,))
+            b[0, _rows(iv.positions, start, length)] += np.float32(iv.scale) * np.asarray(iv.vector, np.float32)
         elif isinstance(iv, Steer):
             s, b = get(iv.layer, "hook_resid_pre", (1,), (E,))
             b[0, _rows(iv.positions, start, length)] += np.float32(iv.scale) * np.asarray(iv.vector, np.float32)
@@ -324,6 +345,9 @@ def describe(iv) -> dict:
     elif isinstance(iv, RankOneEdit):
         d = {"kind": "rank_one_edit", "layer": iv.layer, "label": iv.label, "u_norm": float(np.linalg.norm(iv.u)),
              "v_norm": float(np.linalg.norm(iv.v))}
+    elif isinstance(iv, MlpOutShift):
+        d = {"kind": "mlp_out_shift", "layer": iv.layer, "scale": iv.scale,
+             "vector_norm": float(np.linalg.norm(iv.vector))}
     else:
         d = {"kind": "steer", "layer": iv.layer, "scale": iv.scale, "vector_norm": float(np.linalg.norm(iv.vector))}
         if iv.feature is not None:

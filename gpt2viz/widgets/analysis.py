@@ -227,11 +227,30 @@ class CausalPanel(JobPanel):
         for k, m in self.maps.items():
             m.sigHover.connect(lambda r, c, kind=k: self._hover(kind, r, c))
             maps.addWidget(m)
+        # the same trace without A's interventions (after an edit: the model before it), under the maps it
+        # compares with, on the same colour scale; shown only when the trace ran under interventions
+        self.before_maps = {k: Heatmap() for k in ("hidden", "mlp", "attn")}
+        self.before_row = QWidget()
+        before = QHBoxLayout(self.before_row)
+        before.setContentsMargins(0, 0, 0, 0)
+        for k, m in self.before_maps.items():
+            m.sigHover.connect(lambda r, c, kind=k: self._hover(kind, r, c, before=True))
+            before.addWidget(m)
+        self.after_label, self.before_label = QLabel(), QLabel()  # which row is which, when there are two
+        for lbl in (self.after_label, self.before_label):
+            f = lbl.font()
+            f.setBold(True)
+            lbl.setFont(f)
+            lbl.setVisible(False)
+        self.before_row.setVisible(False)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addLayout(row2)
         lay.addWidget(self.message)
+        lay.addWidget(self.after_label)
         lay.addLayout(maps, 1)
+        lay.addWidget(self.before_label)
+        lay.addWidget(self.before_row, 1)
         lay.addWidget(self.readout)
         state.sigSelection.connect(lambda name: name == SessionId.A and self._show_subject())
         state.sigHistory.connect(lambda name: name == SessionId.A and self._show_subject())
@@ -308,28 +327,54 @@ class CausalPanel(JobPanel):
         rows = [("* " if i in sm.subject else "") + tok.token_display(t) for i, t in enumerate(sm.ids)]
         names = {"hidden": self.tr("hidden state (block input)"), "mlp": self.tr("MLP output"),
                  "attn": self.tr("attention output")}
+        under = ", ".join(sm.interventions)
         for heat in sm.heats:
             self.maps[heat.title].show_heat(heat, self.tr("{kind}: p({target}) {lo:.3f} … {hi:.3f}").format(
                 kind=names[heat.title], target=tok.token_display(sm.target), lo=heat.lo, hi=heat.hi),
                 rows, [str(c) for c in heat.cols])
+        two = sm.before is not None
+        for w in (self.before_row, self.after_label, self.before_label):
+            w.setVisible(two)
+        if two:
+            self.after_label.setText(self.tr("With A's interventions in force: {interventions}").format(
+                interventions=under))
+            self.before_label.setText(self.tr("Before them (the model as shipped), on the same colour scale"))
+            for heat in sm.before.heats:
+                self.before_maps[heat.title].show_heat(heat, self.tr("{kind}: p({target})").format(
+                    kind=names[heat.title], target=tok.token_display(sm.target)), rows, [str(c) for c in heat.cols])
         best = "; ".join(self.tr("{kind}: layer {layer}, {token} → {p:.3f}").format(
             kind=names[k], layer=L, token=tok.token_display(sm.ids[p]), p=v) for k, (L, p, v) in sm.best.items())
-        self.message.setText(self.tr(
+        text = self.tr(
             "p({target}): clean {clean:.4f}, corrupted {corrupt:.4f} (noise {noise:g}σ, {samples} samples, window "
             "{window}, {ms:.0f} ms). Best restores: {best}.").format(
             target=tok.token_display(sm.target), clean=sm.clean_prob, corrupt=sm.corrupt_prob, noise=sm.noise,
-            samples=sm.samples, window=sm.window, ms=sm.ms, best=best))
+            samples=sm.samples, window=sm.window, ms=sm.ms, best=best)
+        if sm.before is not None:
+            b = sm.before
+            text = self.tr("Traced with A's interventions in force ({interventions}); the lower row is the same trace "
+                           "without them. p({target}) clean: {clean:.4f} with, {clean0:.4f} before; corrupted: "
+                           "{corrupt:.4f} with, {corrupt0:.4f} before.").format(
+                interventions=under, target=tok.token_display(sm.target), clean=sm.clean_prob, clean0=b.clean_prob,
+                corrupt=sm.corrupt_prob, corrupt0=b.corrupt_prob) + "\n" + text
+        self.message.setText(text)
 
-    def _hover(self, kind: str, r: int, c: int) -> None:
+    def _hover(self, kind: str, r: int, c: int, before: bool = False) -> None:
         sm = self.summary
         if sm is None:
             return
-        heat = next(h for h in sm.heats if h.title == kind)
+        shown = sm.before if before and sm.before is not None else sm
+        heat = next(h for h in shown.heats if h.title == kind)
         tok = self.tok()
-        self.readout.setText(self.tr("{kind}: restoring layer {layer} at {token} (position {pos}): p({target}) = "
-                                     "{p:.4f} (clean {clean:.4f}, corrupted {corrupt:.4f})").format(
+        text = self.tr("{kind}: restoring layer {layer} at {token} (position {pos}): p({target}) = "
+                       "{p:.4f} (clean {clean:.4f}, corrupted {corrupt:.4f})").format(
             kind=kind, layer=c, token=tok.token_display(sm.ids[r]), pos=r, target=tok.token_display(sm.target),
-            p=heat.values[r, c], clean=sm.clean_prob, corrupt=sm.corrupt_prob))
+            p=heat.values[r, c], clean=shown.clean_prob, corrupt=shown.corrupt_prob)
+        if sm.before is not None:
+            other = (sm if before else sm.before).heats
+            p_other = next(h for h in other if h.title == kind).values[r, c]
+            text += " " + (self.tr("(with the interventions: {p:.4f})") if before else
+                           self.tr("(before: {p:.4f})")).format(p=p_other)
+        self.readout.setText(text)
 
 
 class AnalysisTabs(Retranslating, QTabWidget):

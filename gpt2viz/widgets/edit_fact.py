@@ -62,6 +62,12 @@ class EditFactDialog(QDialog):
         state.sigJobDone.connect(self._on_done)
         self.resize(560, 300)
 
+    def prefill(self, prompt: str, subject: str, target: str) -> None:
+        """Put a suggested edit in the form (the journey's last page); the block stays the causal trace's."""
+        self.prompt.setText(prompt)
+        self.subject.setText(subject)
+        self.target.setText(target)
+
     def run(self) -> None:
         """Start the edit with the form's values (a bad subject or target is a message)."""
         if self.state.model is None:

@@ -7,15 +7,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QPushButton,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -25,6 +29,7 @@ from gpt2viz.core.viewmodels.graph_layout import GraphLayout, graph_layout
 from gpt2viz.widgets.figures.base import Theme, render_png, svg_bytes
 from gpt2viz.widgets.figures.graph import centres_in_figure, graph_figure
 from gpt2viz.widgets.job_panel import JobPanel, target_id
+from gpt2viz.widgets.views.common import themed_plot
 
 HIT_PX = 9.0  # how near the pointer must be to a node's centre (in figure units)
 
@@ -116,16 +121,47 @@ class GraphPanel(JobPanel):
         for w in (self.run_btn, self.cancel_btn, self.progress, self.save_btn):
             top.addWidget(w)
         top.addStretch(1)
+        # what to do with the pinned nodes: scale or ablate them in the model (checked against the graph), group them
+        self.scale = QDoubleSpinBox()
+        self.scale.setRange(-10.0, 10.0)
+        self.scale.setSingleStep(0.5)
+        self.scale.setDecimals(2)
+        self.scale.setValue(2.0)
+        self.ablate_btn, self.scale_btn, self.group_btn = QPushButton(), QPushButton(), QPushButton()
+        self.ablate_btn.clicked.connect(lambda: self.check_pinned(0.0))
+        self.scale_btn.clicked.connect(lambda: self.check_pinned(self.scale.value()))
+        self.group_btn.clicked.connect(lambda: self.group_pinned())
+        self.pinned_lbl = QLabel()
+        row2 = QHBoxLayout()
+        for w in (self.pinned_lbl, self.ablate_btn, self.scale_btn, self.scale, self.group_btn):
+            row2.addWidget(w)
+        row2.addStretch(1)
         self.canvas = GraphCanvas()
         self.canvas.sigHover.connect(self._hover)
         self.canvas.sigClicked.connect(self._click)
         self.canvas.setMinimumHeight(160)
+        # the graph's predicted change of each target logit against the model's (core computes the pairs)
+        self.scatter = themed_plot(self)
+        self.scatter.setMouseEnabled(False, False)
+        self.scatter.hideButtons()
+        self.scatter.setMinimumWidth(340)
+        for axis in ("bottom", "left"):
+            self.scatter.getAxis(axis).enableAutoSIPrefix(False)
+        self.scatter.setVisible(False)
+        split = QSplitter()
+        split.addWidget(self.canvas)
+        split.addWidget(self.scatter)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
+        lay.addLayout(row2)
         lay.addWidget(self.message)
-        lay.addWidget(self.canvas, 1)
+        lay.addWidget(split, 1)
         lay.addWidget(self.readout)
         self.layout_: GraphLayout | None = None
+        state.sigJobDone.connect(self._on_check)
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -137,6 +173,18 @@ class GraphPanel(JobPanel):
         self.run_btn.setText(self.tr("Build graph"))
         self.cancel_btn.setText(self.tr("Cancel"))
         self.save_btn.setText(self.tr("Save…"))
+        self.pinned_lbl.setText(self.tr("pinned nodes:"))
+        self.ablate_btn.setText(self.tr("Ablate"))
+        self.scale_btn.setText(self.tr("Scale ×"))
+        self.group_btn.setText(self.tr("Group as supernode…"))
+        self.ablate_btn.setToolTip(self.tr("Remove the pinned nodes' writes in the model and compare each target "
+                                           "logit's change with the graph's prediction"))
+        self.scale_btn.setToolTip(self.tr("Multiply the pinned nodes' writes by this factor in the model and compare "
+                                          "each target logit's change with the graph's prediction"))
+        self.group_btn.setToolTip(self.tr("Group the pinned nodes into one named box (saved in the graph JSON as "
+                                          "circuit-tracer's supernodes)"))
+        if self.check is not None:
+            self.draw_check()
         self.readout.setText(self.tr("hover a node for its numbers; click nodes to pin their links"))
         if self.summary is not None:
             self.draw()
@@ -193,6 +241,77 @@ class GraphPanel(JobPanel):
         pinned = self.canvas.pinned
         pinned = frozenset() if i < 0 else (pinned - {i} if i in pinned else pinned | {i})
         self.draw(pinned)
+
+    # ---- pinned nodes: ablate / scale in the model, group --------------------------------------------------
+    def pinned_ids(self) -> list[str]:
+        """The node ids of the pinned nodes, in the order drawn."""
+        if self.layout_ is None:
+            return []
+        return [self.layout_.nodes[i].node_id for i in sorted(self.canvas.pinned)]
+
+    @property
+    def check(self):
+        """The newest ablation check (core.circuits.ablation.AblationCheck), or None."""
+        return self.state.session("A").analyses.get("graph-ablation")
+
+    def check_pinned(self, scale: float) -> None:
+        """Scale (0: ablate) the pinned nodes in the model, on the worker; the scatter shows the result."""
+        ids = self.pinned_ids()
+        if not ids:
+            self.message.setText(self.tr("Pin nodes first: click them in the graph."))
+            return
+        if self.state.run_graph_ablation(ids, scale):
+            self.message.setText(self.tr("Running the model with {n} nodes scaled by {s:g}…").format(n=len(ids), s=scale))
+
+    def _on_check(self, channel: str, result) -> None:
+        if channel == "graph-ablation" and result is not None:
+            self.draw_check()
+
+    def draw_check(self) -> None:
+        """The scatter of predicted vs real change per target logit, with the Pearson correlation."""
+        c = self.check
+        if c is None:
+            return
+        pl = self.scatter
+        pl.clear()
+        pl.setVisible(True)
+        x, y = np.asarray(c.predicted), np.asarray(c.real)
+        lo = float(min(x.min(), y.min(), 0.0))
+        hi = float(max(x.max(), y.max(), 0.0))
+        pad = 0.08 * (hi - lo or 1.0)
+        pl.plot([lo - pad, hi + pad], [lo - pad, hi + pad], pen=pg.mkPen((128, 128, 128), width=1, style=Qt.DashLine))
+        pl.addItem(pg.ScatterPlotItem(x, y, size=9, brush=pg.mkBrush(46, 110, 190), pen=None))
+        tok = self.tok()
+        for xi, yi, t in zip(x, y, c.logit_tokens):
+            label = pg.TextItem(tok.token_display(int(t)), anchor=(0, 1), color=self.palette().text().color())
+            label.setPos(float(xi), float(yi))
+            pl.addItem(label)
+        pl.setXRange(lo - pad, hi + pad, padding=0)
+        pl.setYRange(lo - pad, hi + pad, padding=0)
+        pl.setLabel("bottom", self.tr("predicted by the graph"))
+        pl.setLabel("left", self.tr("real (model)"))
+        r = "n/a" if not np.isfinite(c.pearson) else f"{c.pearson:.3f}"
+        what = self.tr("ablated") if c.scale == 0 else self.tr("scaled ×{s:g}").format(s=c.scale)
+        pl.setTitle(self.tr("{n} nodes {what}: Pearson r = {r}").format(n=len(c.nodes), what=what, r=r), size="9pt")
+        skipped = self.tr(" Not scaled (logits): {ids}.").format(ids=", ".join(c.skipped)) if c.skipped else ""
+        self.message.setText(self.tr(
+            "{n} nodes {what} inside the model: each target logit's real change (demeaned, onnxruntime) against the "
+            "graph's prediction, (scale − 1) × the nodes' direct effects; Pearson r = {r}.").format(
+            n=len(c.nodes), what=what, r=r) + skipped)
+
+    def group_pinned(self, name: str | None = None) -> None:
+        """Group the pinned nodes as a supernode, asking its name (``name`` given: no dialog)."""
+        ids = self.pinned_ids()
+        if not ids:
+            self.message.setText(self.tr("Pin nodes first: click them in the graph."))
+            return
+        if name is None:
+            name, ok = QInputDialog.getText(self, self.tr("Supernode"), self.tr("Name of the group of {n} nodes:")
+                                            .format(n=len(ids)))
+            if not ok:
+                return
+        if self.state.add_supernode(name, ids):
+            self.draw(self.canvas.pinned)
 
     def save(self) -> None:
         """Save the graph as circuit-tracer's JSON, or the figure as PNG / SVG (by the chosen name's suffix)."""

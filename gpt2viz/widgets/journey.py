@@ -29,9 +29,12 @@ class JourneyPanel(Retranslating, QWidget):
     -------
     sigOpenView(str)
         The view (a name of ``view_names.VIEWS``) that shows this page's numbers: the window brings it forward.
+    sigEditFact(str, str, str)
+        "Edit this fact…" on the last page: the window opens the Edit-a-fact dialog with these values.
     """
 
     sigOpenView = Signal(str)
+    sigEditFact = Signal(str, str, str)  # prompt, subject, new target: the last page's offer to edit the fact
 
     def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
@@ -59,6 +62,8 @@ class JourneyPanel(Retranslating, QWidget):
         self.next_btn.clicked.connect(lambda: self.go(self.index + 1))
         self.counter = QLabel()
         self.counter.setAlignment(Qt.AlignCenter)
+        self.edit_btn = QPushButton()  # the last page only: the answer's path can be changed
+        self.edit_btn.clicked.connect(self.offer_edit)
         row = QHBoxLayout()
         row.addWidget(self.back_btn)
         row.addWidget(self.counter, 1)
@@ -66,6 +71,7 @@ class JourneyPanel(Retranslating, QWidget):
         lay = QVBoxLayout(self)
         lay.addWidget(self.title)
         lay.addWidget(scroll, 1)
+        lay.addWidget(self.edit_btn)
         lay.addLayout(row)
         for keys, step in ((NEXT_KEYS, +1), (BACK_KEYS, -1)):
             for k in keys:
@@ -83,7 +89,16 @@ class JourneyPanel(Retranslating, QWidget):
         self.next_btn.setText(self.tr("Next ▶"))
         self.back_btn.setToolTip(self.tr("Previous page (PgUp or Alt+←)"))
         self.next_btn.setToolTip(self.tr("Next page (PgDown or Alt+→)"))
+        self.edit_btn.setText(self.tr("Edit this fact…"))
+        self.edit_btn.setToolTip(self.tr("Open Edit a fact (ROME) with this prompt, its subject and a new answer"))
         self.refresh()
+
+    def offer_edit(self) -> None:
+        """Ask the window to open the Edit-a-fact dialog prefilled with the page's suggestion."""
+        p = self.page
+        if p is not None and "edit_prompt" in p.numbers:
+            n = p.numbers
+            self.sigEditFact.emit(n["edit_prompt"], n["edit_subject"], n["edit_target"])
 
     @property
     def key(self) -> str:
@@ -112,6 +127,7 @@ class JourneyPanel(Retranslating, QWidget):
         self.next_btn.setEnabled(i < len(PAGES) - 1)
         self.counter.setText(self.tr("page {i} of {n}").format(i=i + 1, n=len(PAGES)))
         self.title.setText(page_heading(self.key))
+        self.edit_btn.setVisible(self.key == PAGES[-1] and s.history is not None)
         if s.history is None or s.weights is None:
             self.page = None
             self.text.setText(html.escape(self.tr("Run a prompt first: the journey tells the story of your own "

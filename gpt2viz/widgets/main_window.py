@@ -106,6 +106,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.statusBar().addPermanentWidget(self.prefill_bar)
         self.journey = JourneyPanel(state)
         self.journey.sigOpenView.connect(self.show_view)
+        self.journey.sigEditFact.connect(lambda *fact: self.open_edit_fact().prefill(*fact))
         self.journey_dock = QDockWidget(self)
         self.journey_dock.setObjectName("journey")
         self.journey_dock.setWidget(self.journey)

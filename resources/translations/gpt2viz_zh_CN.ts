@@ -215,6 +215,18 @@
         <translation>{kind}：p({target}) {lo:.3f} … {hi:.3f}</translation>
     </message>
     <message>
+        <source>With A&apos;s interventions in force: {interventions}</source>
+        <translation>A 的干预生效时：{interventions}</translation>
+    </message>
+    <message>
+        <source>Before them (the model as shipped), on the same colour scale</source>
+        <translation>干预之前（原始模型），使用相同的色标</translation>
+    </message>
+    <message>
+        <source>{kind}: p({target})</source>
+        <translation>{kind}：p({target})</translation>
+    </message>
+    <message>
         <source>{kind}: layer {layer}, {token} → {p:.3f}</source>
         <translation>{kind}：第 {layer} 层，{token} → {p:.3f}</translation>
     </message>
@@ -223,8 +235,20 @@
         <translation>p({target})：干净 {clean:.4f}，破坏后 {corrupt:.4f}（噪声 {noise:g}σ，{samples} 个样本，窗口 {window}，{ms:.0f} 毫秒）。最有效的恢复：{best}。</translation>
     </message>
     <message>
+        <source>Traced with A&apos;s interventions in force ({interventions}); the lower row is the same trace without them. p({target}) clean: {clean:.4f} with, {clean0:.4f} before; corrupted: {corrupt:.4f} with, {corrupt0:.4f} before.</source>
+        <translation>在 A 的干预生效时追踪（{interventions}）；下面一行是不加这些干预的同一追踪。p({target}) 干净运行：加干预 {clean:.4f}，之前 {clean0:.4f}；加噪运行：加干预 {corrupt:.4f}，之前 {corrupt0:.4f}。</translation>
+    </message>
+    <message>
         <source>{kind}: restoring layer {layer} at {token} (position {pos}): p({target}) = {p:.4f} (clean {clean:.4f}, corrupted {corrupt:.4f})</source>
         <translation>{kind}：在 {token}（位置 {pos}）恢复第 {layer} 层：p({target}) = {p:.4f}（干净 {clean:.4f}，破坏后 {corrupt:.4f}）</translation>
+    </message>
+    <message>
+        <source>(with the interventions: {p:.4f})</source>
+        <translation>（加干预时：{p:.4f}）</translation>
+    </message>
+    <message>
+        <source>(before: {p:.4f})</source>
+        <translation>（之前：{p:.4f}）</translation>
     </message>
 </context>
 <context>
@@ -1139,6 +1163,34 @@
         <translation>保存…</translation>
     </message>
     <message>
+        <source>pinned nodes:</source>
+        <translation>固定的节点：</translation>
+    </message>
+    <message>
+        <source>Ablate</source>
+        <translation>消融</translation>
+    </message>
+    <message>
+        <source>Scale ×</source>
+        <translation>缩放 ×</translation>
+    </message>
+    <message>
+        <source>Group as supernode…</source>
+        <translation>组合为超节点…</translation>
+    </message>
+    <message>
+        <source>Remove the pinned nodes&apos; writes in the model and compare each target logit&apos;s change with the graph&apos;s prediction</source>
+        <translation>在模型中去掉固定节点写入的内容，并把每个目标 logit 的变化与图的预测相比较</translation>
+    </message>
+    <message>
+        <source>Multiply the pinned nodes&apos; writes by this factor in the model and compare each target logit&apos;s change with the graph&apos;s prediction</source>
+        <translation>在模型中把固定节点写入的内容乘以这个系数，并把每个目标 logit 的变化与图的预测相比较</translation>
+    </message>
+    <message>
+        <source>Group the pinned nodes into one named box (saved in the graph JSON as circuit-tracer&apos;s supernodes)</source>
+        <translation>把固定的节点组合成一个带名字的框（按 circuit-tracer 的超节点格式保存在图 JSON 中）</translation>
+    </message>
+    <message>
         <source>hover a node for its numbers; click nodes to pin their links</source>
         <translation>鼠标悬停在节点上查看数值；点击节点固定它的连线</translation>
     </message>
@@ -1181,6 +1233,50 @@
     <message>
         <source>{kind} {label} at position {pos}{act}; drawn links in {i:+.3f}, out {o:+.3f}</source>
         <translation>位置 {pos} 的{kind} {label}{act}；图中输入连线合计 {i:+.3f}，输出 {o:+.3f}</translation>
+    </message>
+    <message>
+        <source>Pin nodes first: click them in the graph.</source>
+        <translation>请先固定节点：在图中点击它们。</translation>
+    </message>
+    <message>
+        <source>Running the model with {n} nodes scaled by {s:g}…</source>
+        <translation>正在运行模型，{n} 个节点缩放为 {s:g} 倍…</translation>
+    </message>
+    <message>
+        <source>predicted by the graph</source>
+        <translation>图的预测</translation>
+    </message>
+    <message>
+        <source>real (model)</source>
+        <translation>实际（模型）</translation>
+    </message>
+    <message>
+        <source>ablated</source>
+        <translation>被消融</translation>
+    </message>
+    <message>
+        <source>scaled ×{s:g}</source>
+        <translation>缩放 ×{s:g}</translation>
+    </message>
+    <message>
+        <source>{n} nodes {what}: Pearson r = {r}</source>
+        <translation>{n} 个节点{what}：皮尔逊 r = {r}</translation>
+    </message>
+    <message>
+        <source> Not scaled (logits): {ids}.</source>
+        <translation> 未缩放（logit 节点）：{ids}。</translation>
+    </message>
+    <message>
+        <source>{n} nodes {what} inside the model: each target logit&apos;s real change (demeaned, onnxruntime) against the graph&apos;s prediction, (scale − 1) × the nodes&apos; direct effects; Pearson r = {r}.</source>
+        <translation>在模型内部 {n} 个节点{what}：每个目标 logit 的实际变化（去均值，onnxruntime 计算）对比图的预测，即 (缩放 − 1) × 这些节点的直接效应；皮尔逊 r = {r}。</translation>
+    </message>
+    <message>
+        <source>Supernode</source>
+        <translation>超节点</translation>
+    </message>
+    <message>
+        <source>Name of the group of {n} nodes:</source>
+        <translation>这组 {n} 个节点的名字：</translation>
     </message>
     <message>
         <source>Save the graph</source>
@@ -1472,6 +1568,10 @@
         <translation>追加 {token} 之后，文本长 {n_tokens} 个词元，位置 {position} 成为最新的位置：旅程从它的嵌入重新开始，如此一个词元接一个词元，直到 {n_positions} 的上下文写满，或者你喊停。按“单步”（空格键）走出这一步，然后在新文本上再走一遍旅程。</translation>
     </message>
     <message>
+        <source>Since the answer is the end of a path of numbers, it can be changed by changing a few of them: Edit this fact… below makes {subject} continue with {target} after {prompt} by a rank-one change of one MLP&apos;s output weight (ROME). The chart&apos;s ghosts, the causal trace and the Path view then show the model before and after the edit.</source>
+        <translation>既然答案是一条数字路径的终点，改动其中少数几个数字就能改变它：下面的“编辑这个事实…”通过对一个 MLP 输出权重做秩一修改（ROME），让 {prompt} 中的 {subject} 接上 {target}。之后，图表的幽灵条、因果追踪和路径视图会同时显示编辑前后的模型。</translation>
+    </message>
+    <message>
         <source>#{feature} {label} ({value:.2f})</source>
         <translation>#{feature} {label}（{value:.2f}）</translation>
     </message>
@@ -1497,6 +1597,14 @@
     <message>
         <source>Next page (PgDown or Alt+→)</source>
         <translation>下一页（PgDown 或 Alt+→）</translation>
+    </message>
+    <message>
+        <source>Edit this fact…</source>
+        <translation>编辑这个事实…</translation>
+    </message>
+    <message>
+        <source>Open Edit a fact (ROME) with this prompt, its subject and a new answer</source>
+        <translation>用这个提示、它的主语和一个新答案打开“编辑事实（ROME）”</translation>
     </message>
     <message>
         <source>page {i} of {n}</source>
@@ -2033,6 +2141,10 @@ B：{tb}</translation>
         <translation>位置 {pos} 上 {what} 的直接逻辑值归因：逻辑值 {logit:.3f} = 各部分之和 + 最终层归一化的偏置 {bias:+.3f}。有 {dropped} 个部分不超过阈值，已隐藏（保留部分占总 |贡献| 的 {kept:.0%}；线宽已重新归一化）。最大来源：{head}。</translation>
     </message>
     <message>
+        <source>With the interventions in force; before them this logit was {before:.3f} ({change:+.3f} now).</source>
+        <translation>这是干预生效时的结果；干预之前这个 logit 是 {before:.3f}（现在变化 {change:+.3f}）。</translation>
+    </message>
+    <message>
         <source>embed</source>
         <translation>嵌入</translation>
     </message>
@@ -2041,8 +2153,16 @@ B：{tb}</translation>
         <translation>{0} 的逻辑值从何而来：层 × 位置（深度 n = 模块 n−1 之后）</translation>
     </message>
     <message>
+        <source>{label} (before {before:+.2f})</source>
+        <translation>{label}（之前 {before:+.2f}）</translation>
+    </message>
+    <message>
         <source>what pushed {0} (and what pulled it down)</source>
         <translation>是什么推高了 {0}（又是什么压低了它）</translation>
+    </message>
+    <message>
+        <source>with the interventions · grey outline = before them</source>
+        <translation>加干预后 · 灰色轮廓 = 干预之前</translation>
     </message>
     <message>
         <source> reading {0} (position {1})</source>

@@ -178,13 +178,21 @@ def test_the_ghost_under_interventions_is_the_run_without_them_after_steps_and_b
     def check():
         tokens = list(state.history.tokens)
         trace, _ = state.model.run(tokens)
-        logits, lens = s.baseline
+        logits, lens, base = s.baseline
         np.testing.assert_allclose(logits, trace.last_logits, rtol=0, atol=1e-4 * np.abs(trace.last_logits).max())
+        from gpt2viz.core.analysis.attribution import attribute
         from gpt2viz.core.generation.stepper import Frame, History
 
         clean = History((Frame(tuple(tokens), trace, 0.0),), len(tokens))
         want = lens_at(clean, state.weights, state.model.config.n_layer, len(tokens) - 1)
         np.testing.assert_allclose(lens, want, rtol=0, atol=1e-4 * np.abs(want).max())
+        # the baseline run kept as a History (the Path view's ghosts), its frames stitched across cached steps
+        assert tuple(base.tokens) == tuple(tokens)
+        c = state.model.config
+        for q in (2, len(tokens) - 1):
+            got = attribute(base, state.weights, c.n_layer, c.n_head, position=q)
+            ref = attribute(clean, state.weights, c.n_layer, c.n_head, position=q)
+            np.testing.assert_allclose(got.by_source, ref.by_source, rtol=1e-4, atol=1e-5)
         assert not np.allclose(logits, state.history.current.logits)  # the ablation does change the answer
 
     check()

@@ -151,3 +151,34 @@ def test_fresh_exports_record_their_intervention_inputs(exported):
     assert model.supports_interventions
     names = {o.name for o in model.intervention_session.get_outputs()}
     assert "last_logits" in names
+
+
+def test_an_mlp_out_shift_equals_a_pytorch_forward_hook_on_the_mlp(exported, torch_models):
+    """MlpOutShift adds scale x vector to block L's MLP output at its positions: transformers with a forward hook
+    on that MLP doing the same gives the same logits and residuals."""
+    import torch
+
+    from gpt2viz.core.engine.model import Model
+    from gpt2viz.core.interventions import MlpOutShift
+
+    model, tm = Model(exported["l3h4e32"]), torch_models["l3h4e32"]
+    ids = [464, 3139, 286, 4881, 318]
+    vec = np.random.default_rng(0).normal(size=32).astype(np.float32)
+    iv = MlpOutShift(1, (3,), vec, -0.7)
+
+    def hook(_m, _i, out):
+        out = out.clone()
+        out[:, 3] += -0.7 * torch.from_numpy(vec)
+        return out
+    h = tm.transformer.h[1].mlp.register_forward_hook(hook)
+    try:
+        with torch.no_grad():
+            want = tm(torch.tensor([ids]), output_hidden_states=True)
+    finally:
+        h.remove()
+    logits, trace = model.run_with_cache(ids, names=["blocks.1.hook_resid_post", "blocks.1.hook_mlp_out"],
+                                         interventions=(iv,))
+    np.testing.assert_allclose(logits, want.logits[0].numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(trace["blocks.1.hook_resid_post"], want.hidden_states[2][0].numpy(), rtol=1e-4, atol=1e-4)
+    plain, _ = model.run_with_cache(ids, names=["blocks.1.hook_mlp_out"])
+    assert not np.allclose(logits, plain)

@@ -132,6 +132,52 @@ def test_causal_trace_with_noise_zero_is_the_clean_probability_everywhere(qtbot,
     assert "clean" in panel.message.text() and panel.export_btn.isEnabled()
 
 
+def test_causal_trace_after_an_edit_runs_on_the_edited_model_beside_the_unedited_one(qtbot, win):
+    """A's edit is in force in the trace (its clean p is the edited model's, from onnxruntime), and the trace
+    without it is drawn below as the comparison, on the same colour scale."""
+    from gpt2viz.core.interventions import RankOneEdit
+
+    st = win.state
+    st.reset()
+    wait_idle(qtbot, st)
+    rng = np.random.default_rng(4)
+    edit = RankOneEdit(1, rng.normal(size=48) * 0.5, rng.normal(size=32) * 2.0, "France → Rome")
+    st.set_interventions((edit,))
+    wait_idle(qtbot, st)
+    panel = win.analysis.causal
+    win.open_analysis(1)
+    panel.subject.setText(" France")
+    panel.samples.setValue(2)
+    seen = []
+    st.sigJobProgress.connect(lambda ch, d, n: ch == "causal" and seen.append((d, n)))
+    panel.run()
+    wait_idle(qtbot, st)
+    sm = st.session("A").analyses["causal"]
+    ids = st.prompt_ids("A")
+    target = int(np.argmax(st.history.frames[0].logits))  # the edited run's own answer
+    assert sm.target == target and sm.interventions == ("France → Rome",)
+    edited, _ = st.model.run(ids, interventions=(edit,))
+    plain, _ = st.model.run(ids)
+    p = lambda x: float(np.exp(x[target] - x.max()) / np.exp(x - x.max()).sum())
+    assert sm.clean_prob == pytest.approx(p(edited.last_logits.astype(np.float64)), rel=1e-5)
+    assert sm.before is not None and sm.before.clean_prob == pytest.approx(p(plain.last_logits.astype(np.float64)),
+                                                                           rel=1e-5)
+    tr = causal_trace(st.model, st.weights, ids, (3,), target, samples=2, interventions=(edit,))
+    for heat, ghost in zip(sm.heats, sm.before.heats):
+        np.testing.assert_array_equal(heat.values, tr.prob[heat.title].T)
+        assert (heat.lo, heat.hi) == (ghost.lo, ghost.hi)  # one colour scale for both rows
+    assert panel.before_row.isVisible() and "France → Rome" in panel.message.text()
+    assert seen[-1][0] == seen[-1][1]  # one bar over both traces
+    panel._hover("mlp", 3, 1, before=True)
+    assert "with the interventions" in panel.readout.text()
+    # no intervention: one trace, no comparison row
+    st.clear_interventions()
+    wait_idle(qtbot, st)
+    panel.run()
+    wait_idle(qtbot, st)
+    assert st.session("A").analyses["causal"].before is None and not panel.before_row.isVisible()
+
+
 def test_causal_trace_numbers_are_the_engines_and_cancel_stops_it(qtbot, win):
     st = win.state
     st.reset()

@@ -95,3 +95,24 @@ def test_save_edited_model_writes_a_folder_that_answers_as_the_edit(qtbot, win, 
     np.testing.assert_allclose(trace.last_logits, edited_logits, atol=2e-3)
     win.exports.save_edited_model(str(tmp_path / "edited"))  # it exists now: refused in one message
     assert not st.jobs and "exists" in errors[-1]
+
+
+def test_the_journeys_last_page_offers_to_edit_the_story_fact(qtbot, win):
+    """"Edit this fact…" shows on the last page only and opens the dialog with the story's prompt, subject and
+    new target."""
+    from PySide6.QtCore import Qt
+
+    from gpt2viz.core.viewmodels.journey import PAGES
+
+    win.open_journey(0)
+    j = win.journey
+    assert not j.edit_btn.isVisible()
+    win.open_journey(len(PAGES) - 1)
+    assert j.edit_btn.isVisible() and "Rome" in j.text.text() and "France" in j.text.text()
+    qtbot.mouseClick(j.edit_btn, Qt.LeftButton)
+    dlg = win._edit_dialog
+    assert dlg is not None and dlg.isVisible()
+    assert (dlg.prompt.text(), dlg.subject.text(), dlg.target.text()) == (PROMPT, " France", " Rome")
+    assert dlg.layer.value() == -1  # the block: from the causal trace, as gpt2viz edit picks it
+    j.go(len(PAGES) - 2)
+    assert not j.edit_btn.isVisible()

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
@@ -82,3 +83,72 @@ def test_a_model_without_transcoders_is_a_message(qtbot, tmp_path, exported):
     w.analysis.graph.run()
     assert errors and "ships no transcoders" in errors[0] and not w.state.jobs
     w.close()
+
+
+def _built(qtbot, w):
+    st = w.state
+    w.open_analysis(2)
+    panel = w.analysis.graph
+    panel.run()
+    qtbot.waitUntil(lambda: st.session("A").analyses.get("graph") is not None and not st.jobs, timeout=60000)
+    return panel
+
+
+def test_pinned_nodes_ablated_and_scaled_in_the_model_beside_the_graphs_prediction(qtbot, atlas_window):
+    """Ablate / Scale × run the pinned nodes' change inside the model (a worker job); the scatter shows each target
+    logit's predicted change against the real one with the correlation, the numbers core's ablation_check gives."""
+    from gpt2viz.core.circuits.ablation import ablation_check
+    from gpt2viz.core.features.transcoder import read_transcoders
+
+    w, st = atlas_window, atlas_window.state
+    panel = _built(qtbot, w)
+    panel.check_pinned(0.0)  # nothing pinned: a message, no job
+    assert "Pin nodes first" in panel.message.text() and not st.jobs
+    data = st.session("A").analyses["graph"]
+    n_layer = st.model.config.n_layer
+    last = [i for i, n in enumerate(panel.layout_.nodes) if n.kind == "feature" and n.node_id.startswith(f"{n_layer - 1}_")
+            and n.node_id.endswith(f"_{len(data['metadata']['prompt_tokens']) - 1}")]
+    assert last
+    panel.draw(frozenset(last[:1]))
+    qtbot.mouseClick(panel.ablate_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: st.session("A").analyses.get("graph-ablation") is not None and not st.jobs, timeout=60000)
+    c = st.session("A").analyses["graph-ablation"]
+    ids = data["metadata"]["info"]["prompt_ids"]
+    want = ablation_check(st.model, read_transcoders(st.model.folder / "transcoders"), ids, data, c.nodes, 0.0)
+    np.testing.assert_allclose(c.real, want.real)
+    np.testing.assert_allclose(c.predicted, want.predicted)
+    assert c.scale == 0.0 and c.pearson > 0.9  # a last-block feature: the graph's direct effect is its whole effect
+    assert panel.scatter.isVisible() and "Pearson r" in panel.message.text()
+    panel.scale.setValue(3.0)
+    qtbot.mouseClick(panel.scale_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: st.session("A").analyses["graph-ablation"].scale == 3.0 and not st.jobs, timeout=60000)
+    c3 = st.session("A").analyses["graph-ablation"]
+    np.testing.assert_allclose(c3.predicted, -2.0 * c.predicted)
+
+
+def test_a_supernode_is_named_drawn_and_saved_as_circuit_tracer_stores_it(qtbot, atlas_window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QInputDialog
+
+    from gpt2viz.core.viewmodels.graph_layout import graph_layout
+
+    w, st = atlas_window, atlas_window.state
+    panel = _built(qtbot, w)
+    feats = [i for i, n in enumerate(panel.layout_.nodes) if n.kind == "feature"][:3]
+    panel.draw(frozenset(feats))
+    ids = panel.pinned_ids()
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("capital cities", True)))
+    qtbot.mouseClick(panel.group_btn, Qt.LeftButton)  # the name comes from the dialog
+    data = st.session("A").analyses["graph"]
+    assert data["qParams"]["supernodes"] == [["capital cities", *ids]]
+    assert set(ids) <= set(data["qParams"]["pinnedIds"])
+    assert panel.layout_.supernodes == (("capital cities", tuple(sorted(feats))),)
+    panel.save_to(tmp_path / "g.json")
+    back = json.loads((tmp_path / "g.json").read_text(encoding="utf-8"))
+    assert back["qParams"]["supernodes"] == [["capital cities", *ids]]
+    assert graph_layout(back).supernodes == panel.layout_.supernodes  # the round trip draws the same box
+    panel.save_to(tmp_path / "g.png")
+    assert (tmp_path / "g.png").stat().st_size > 1000
+    errors = []
+    st.sigError.connect(errors.append)
+    panel.group_pinned("  ")  # an empty name is a message
+    assert errors and "name" in errors[-1]

@@ -62,3 +62,39 @@ def test_data_export_carries_the_attribution(win, tmp_path):
     data, meta = np.load(npz), json.loads(js.read_text())
     np.testing.assert_allclose(data["attribution.by_source"], a.by_source)
     assert meta["attribution"]["target_id"] == a.target and len(meta["attribution"]["components"]) == 20
+
+
+def test_after_an_edit_the_bars_carry_the_unedited_attribution_as_ghosts(qtbot, win):
+    """With a rank-one edit in force the Path view attributes the edited run and, as ghosts, the same target in
+    the run without the edit (both from onnxruntime runs); removing the edit removes the ghosts."""
+    from gpt2viz.core.analysis.attribution import needed_hooks
+    from gpt2viz.core.generation.stepper import Frame, History
+    from gpt2viz.core.interventions import RankOneEdit
+
+    st, view = win.state, _show(win)
+    rng = np.random.default_rng(5)
+    edit = RankOneEdit(2, rng.normal(size=48) * 0.5, rng.normal(size=32) * 2.0, "an edit")
+    st.set_interventions((edit,))
+    qtbot.waitUntil(lambda: not st.busy and st.history.current.interventions == (edit,), timeout=20000)
+    view.refresh()
+    s = view.summary
+    tokens = list(st.history.tokens)
+    edited, _ = st.model.run(tokens, hooks=needed_hooks(3), interventions=(edit,))
+    plain, _ = st.model.run(tokens, hooks=needed_hooks(3))
+    a = attribute(History((Frame(tuple(tokens), edited, 0.0),), st.history.prompt_len), st.weights, 3, 4,
+                  target=s.target, position=s.position)
+    b = attribute(History((Frame(tuple(tokens), plain, 0.0),), st.history.prompt_len), st.weights, 3, 4,
+                  target=s.target, position=s.position)
+    assert s.logit == pytest.approx(a.logit, rel=1e-4)
+    assert s.before_logit == pytest.approx(b.logit, rel=1e-4) and abs(s.before_logit - s.logit) > 1e-3
+    unedited = {(c.kind, c.layer, c.head): c.value for c in b.components()}
+    assert len(s.before_bars) == len(s.bars)
+    for bar, ghost in zip(s.bars, s.before_bars):
+        assert ghost == pytest.approx(unedited[(bar.kind, bar.layer, bar.head)], rel=1e-4, abs=1e-6)
+    # the edited block's MLP is the part that moved
+    assert abs(a.mlp[2] - b.mlp[2]) > 1e-3
+    assert "before them this logit was" in view.caption.text() and "grey outline" in view.bars_title.text()
+    st.clear_interventions()
+    qtbot.waitUntil(lambda: not st.busy and not st.history.current.interventions, timeout=20000)
+    view.refresh()
+    assert view.summary.before_logit is None and not view.summary.before_bars

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpt2viz.core.engine.errors import Cancelled
-from gpt2viz.core.hooks import block_hook
-from gpt2viz.core.interventions import SITES, InterventionError, Patch, Steer
+from gpt2viz.core.hooks import block_hook, scale_input, shift_input
+from gpt2viz.core.interventions import SITES, InterventionError, Patch, Steer, describe, mean_activations
 from gpt2viz.core.numeric import softmax
 
 KINDS = ("hidden", "mlp", "attn")
@@ -58,6 +58,8 @@ class CausalTrace:
     samples, seed, window : int
     ms : float
     calls : int
+    interventions : tuple of dict
+        :func:`~gpt2viz.core.interventions.describe` of the interventions the trace ran under.
     """
 
     prob: dict
@@ -72,6 +74,7 @@ class CausalTrace:
     window: int
     ms: float
     calls: int
+    interventions: tuple = ()  # describe() of each intervention in force (empty: the model as shipped)
 
     def best(self, kind: str) -> tuple[int, int, float]:
         """(layer, position, p) of the cell where restoring brings the target back most."""
@@ -117,7 +120,7 @@ def cell_interventions(kind: str, layer: int, position: int, subject, noise_row:
 
 
 def causal_trace(model, weights, ids, subject, target: int | None = None, *, noise: float = 3.0,
-                 samples: int = 10, seed: int = 0, window: int = 1, kinds=KINDS,
+                 samples: int = 10, seed: int = 0, window: int = 1, kinds=KINDS, interventions=(),
                  progress: Callable[[int, int], None] | None = None,
                  cancel: Callable[[], bool] | None = None) -> CausalTrace:
     """ROME's causal trace of ``ids`` with the ``subject`` positions corrupted.
@@ -143,6 +146,10 @@ def causal_trace(model, weights, ids, subject, target: int | None = None, *, noi
         Layers restored together for the MLP and attention tables (ROME: 10; 1 = one layer).
     kinds : sequence of str
         Which tables: any of "hidden", "mlp", "attn".
+    interventions : tuple of Intervention, optional
+        In force in every run of the trace, the clean one included (a ROME edit, ablations, steering): the
+        trace of the model *as changed*. The noise and the restores act after them at the same hook, and a
+        restore puts back the clean run's value as the intervened graph computed it.
     progress : callable(done, total), optional
         Called after each graph call.
     cancel : callable() -> bool, optional
@@ -169,7 +176,9 @@ def causal_trace(model, weights, ids, subject, target: int | None = None, *, noi
     n_layer, E = c.n_layer, c.n_embd
     t0 = time.perf_counter()
     hooks = sorted({block_hook(L, SITES[SITE_OF[k]]) for k in kinds for L in range(n_layer)})
-    clean, clean_cache = model.run(ids, hooks=hooks)
+    base = tuple(interventions)
+    means = mean_activations(model, ids, base) if base else None
+    clean, clean_cache = model.run(ids, hooks=hooks, interventions=base, means=means)
     if target is None:
         target = int(np.argmax(clean.last_logits))
     if not 0 <= int(target) < c.vocab_size:
@@ -202,7 +211,13 @@ def causal_trace(model, weights, ids, subject, target: int | None = None, *, noi
                 s, b = get(L, hook)
                 s[r, pos - start] = 0.0
                 b[r, pos - start] = clean[block_hook(L, hook)][pos]
-        logits = model.run_batch(ids[start:], clean_cache.truncated(start), acc, B)
+        extra = model.intervention_feeds(base, start, n, means) if base else {}
+        for (L, hook), (s2, b2) in list(acc.items()):
+            # the run's own interventions first, the noise and the restores after them: one x * s + b
+            s1, b1 = extra.pop(scale_input(L, hook), None), extra.pop(shift_input(L, hook), None)
+            if s1 is not None:
+                acc[(L, hook)] = (s1 * s2, b1 * s2 + b2)
+        logits = model.run_batch(ids[start:], clean_cache.truncated(start), acc, B, extra)
         return softmax(logits)[:, target]
 
     # the work: the corrupted baseline, then per kind and position the layers in chunks of at most
@@ -236,7 +251,7 @@ def causal_trace(model, weights, ids, subject, target: int | None = None, *, noi
             progress(done, total)
     return CausalTrace(prob, float(softmax(clean.last_logits)[target]), corrupt, subject, target,
                        float(noise), std, int(samples), int(seed), int(window),
-                       (time.perf_counter() - t0) * 1000, calls)
+                       (time.perf_counter() - t0) * 1000, calls, tuple(describe(iv) for iv in base))
 
 
 # ---- which tokens are the subject --------------------------------------------------------------

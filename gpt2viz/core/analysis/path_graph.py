@@ -116,6 +116,10 @@ class PathSummary:
         The largest single source-token contribution (through one head).
     message : str
         Why a typed target was not used ("" when it was, or none was typed).
+    before_logit : float or None
+        With interventions in force: the same logit (difference) in the run without them (the ghost), else None.
+    before_bars : tuple of float
+        With interventions in force: each bar's part's value in the run without them (aligned with ``bars``).
     """
 
     target: int
@@ -137,6 +141,8 @@ class PathSummary:
     bars: tuple[Bar, ...]
     top_source: TopSource
     message: str = ""
+    before_logit: float | None = None
+    before_bars: tuple[float, ...] = ()
 
 
 def _parts(attr: Attribution) -> list[PathEdge]:
@@ -249,3 +255,13 @@ def build_path_summary(history, weights, n_layer: int, n_head: int, tokenizer, p
         ln_bias_term=attr.ln_bias_term, threshold=float(threshold), total=total, edges=tuple(shown),
         nodes=tuple(nodes), dropped=dropped, kept_fraction=kept / total if total else 0.0,
         bars=tuple(ranked_bars(attr, disp)), top_source=top_source(attr, disp), message="; ".join(messages))
+
+
+def with_before(summary: PathSummary, before_history, weights, n_layer: int, n_head: int) -> PathSummary:
+    """``summary`` with the ghosts: the same target (and ``vs``) at the same position attributed in
+    ``before_history`` (the run without the interventions ``summary``'s run was under), per bar and in total."""
+    b = attribute(before_history, weights, n_layer, n_head, target=summary.target, vs=summary.vs,
+                  position=summary.position)
+    value = {(c.kind, c.layer, c.head): c.value for c in b.components()}
+    return replace(summary, before_logit=float(b.logit),
+                   before_bars=tuple(float(value.get((x.kind, x.layer, x.head), 0.0)) for x in summary.bars))

@@ -82,3 +82,22 @@ def graph_json(g: AttributionGraph, pruned: Pruned, tokenizer, *, prompt: str, s
         "nodes": kept,
         "links": links,
     }
+
+
+def add_supernode(data: dict, name: str, node_ids) -> dict:
+    """A copy of the graph JSON ``data`` with ``node_ids`` grouped as the supernode ``name``, the way circuit-tracer's
+    frontend and Neuronpedia store one: ``qParams.supernodes`` is a list of ``[name, node_id, node_id, ...]``, and the
+    members are pinned (``qParams.pinnedIds``; the frontend shows supernodes of pinned nodes). A node belongs to one
+    supernode: it leaves any other. Raises ValueError for an empty name, no members, or ids not in the graph."""
+    name = str(name).strip()
+    ids = list(dict.fromkeys(str(n) for n in node_ids))
+    known = {n["node_id"] for n in data["nodes"]}
+    unknown = [n for n in ids if n not in known]
+    if not name or not ids or unknown:
+        raise ValueError(f"a supernode needs a name and nodes of the graph (unknown: {', '.join(unknown)})" if unknown
+                         else "a supernode needs a name and at least one node")
+    q = dict(data.get("qParams", {}))
+    groups = [[g[0], *[m for m in g[1:] if m not in ids]] for g in q.get("supernodes", [])]
+    q["supernodes"] = [g for g in groups if len(g) > 1 and g[0] != name] + [[name, *ids]]
+    q["pinnedIds"] = list(dict.fromkeys([*q.get("pinnedIds", []), *ids]))
+    return {**data, "qParams": q}

@@ -515,20 +515,27 @@ class Model:
             feed[f"past_key_values.{layer}.value"] = v if batch == 1 else np.repeat(v, batch, axis=0)
         return feed
 
-    def run_batch(self, input_ids: Sequence[int], past: KVCache, edits, batch: int) -> np.ndarray:
+    def run_batch(self, input_ids: Sequence[int], past: KVCache, edits, batch: int, extra=None) -> np.ndarray:
         """Last-position logits [batch, V] of ``batch`` copies of one call, each row changed on its own.
 
         The batched call behind activation patching and causal tracing: every row runs ``input_ids``
         after ``past``, and ``edits`` maps (layer, hook) of an intervention hook
         (:data:`gpt2viz.core.hooks.INTERVENTION_HOOKS`) to ``(scale, shift)`` arrays [batch, P, ...] that
         the graph applies there as ``x * scale + shift`` (the intervention inputs). Only the last
-        position's logits are computed: no hook is copied out.
+        position's logits are computed: no hook is copied out. ``extra`` are more graph inputs by name, the same
+        for every row (:meth:`intervention_feeds` of interventions in force in all of them: a model edit's
+        weights, an ablation); a positional one of batch 1 is repeated for the rows.
         """
         ids = [int(t) for t in input_ids]
         session = self.intervention_session  # raises the upgrade message for an older folder
         feed = self._feed(ids, past, batch)
+        for name, value in (extra or {}).items():
+            is_hook_input = name.endswith((".scale", ".shift")) and value.ndim >= 2 and value.shape[0] == 1
+            feed[name] = np.ascontiguousarray(np.broadcast_to(value, (batch, *value.shape[1:]))) \
+                if is_hook_input and batch > 1 else value
         for (layer, hook), (scale, shift) in edits.items():
-            feed[scale_input(layer, hook)], feed[shift_input(layer, hook)] = scale, shift
+            b = lambda a: np.ascontiguousarray(np.broadcast_to(a, (batch, *a.shape[1:])))
+            feed[scale_input(layer, hook)], feed[shift_input(layer, hook)] = b(scale), b(shift)
         feed.update(self.gate_feeds([LAST_LOGITS]))
         return session.run([LAST_LOGITS], feed)[0][:, -1]
 

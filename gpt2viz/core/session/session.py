@@ -130,7 +130,7 @@ class Session:
     model_runs: int = 0  # model calls whose results arrived (tests assert sliders add none)
 
     def __post_init__(self):
-        self.baseline = None  # (logits, lens) of the newest position without interventions
+        self.baseline = None  # (logits, lens, History) of the newest position / the text, without interventions
         self.analyses: dict = {}  # "patching" / "causal" -> the newest summary (core.viewmodels.compare)
         self._dist_key = None
         self._dist: tuple[Distribution, int] | None = None
@@ -210,7 +210,8 @@ class Session:
 
         ``lens`` / ``lens_tops`` are the newest position's logit lens and its top tokens, when known;
         ``baseline`` is (logits [V], lens [n_layer + 1, V]) of the newest position without the
-        interventions the history ran under (None when none were in force).
+        interventions the history ran under, and optionally that run as a History with the hooks an
+        attribution reads (None when none were in force).
         """
         self.history = history
         self.baseline = baseline if history.current.interventions else None

@@ -137,20 +137,40 @@ class CausalSummary:
     samples: int
     window: int
     ms: float
+    interventions: tuple[str, ...] = ()  # labels of the interventions the trace ran under (an edit: its label)
+    before: CausalSummary | None = None  # the same trace without them (the ghost: the model before the edit)
 
 
-def causal_summary(trace, ids) -> CausalSummary:
-    """What the causal-trace view draws of a :class:`~gpt2viz.core.analysis.causal_trace.CausalTrace`."""
-    heats = []
-    for kind, m in trace.prob.items():
-        v = np.asarray(m).T  # [positions, layers]
-        hi = max(float(v.max()), trace.corrupt_prob + 1e-6)
-        heats.append(HeatmapSummary(kind, v, tuple(int(t) for t in ids), tuple(range(v.shape[1])),
-                                    float(min(trace.corrupt_prob, v.min())), hi, "position", "layer",
-                                    tuple(trace.subject)))
-    return CausalSummary(tuple(heats), tuple(int(t) for t in ids), tuple(trace.subject), trace.target,
-                         trace.clean_prob, trace.corrupt_prob, {k: trace.best(k) for k in trace.prob},
-                         trace.noise, trace.samples, trace.window, trace.ms)
+def _label(d: dict) -> str:
+    # an edit names itself ("France → Rome"); other interventions by kind and block
+    return d.get("label") or f"{d['kind']} {d.get('layer', '')}".strip()
+
+
+def causal_summary(trace, ids, before=None) -> CausalSummary:
+    """What the causal-trace view draws of a :class:`~gpt2viz.core.analysis.causal_trace.CausalTrace`.
+
+    ``before``: the same trace run without the interventions ``trace`` ran under (the unedited model). Both
+    then share one colour scale per kind, so a cell's colour means the same probability in both.
+    """
+    def heats_of(tr, scale):
+        out = []
+        for kind, m in tr.prob.items():
+            v = np.asarray(m).T  # [positions, layers]
+            lo, hi = scale[kind]
+            out.append(HeatmapSummary(kind, v, tuple(int(t) for t in ids), tuple(range(v.shape[1])), lo, hi,
+                                      "position", "layer", tuple(tr.subject)))
+        return tuple(out)
+
+    traces = [trace] if before is None else [trace, before]
+    scale = {k: (float(min(min(t.corrupt_prob, float(np.min(t.prob[k]))) for t in traces)),
+                 float(max(max(float(np.max(t.prob[k])), t.corrupt_prob + 1e-6) for t in traces)))
+             for k in trace.prob}
+
+    def summary(tr, ghost):
+        return CausalSummary(heats_of(tr, scale), tuple(int(t) for t in ids), tuple(tr.subject), tr.target,
+                             tr.clean_prob, tr.corrupt_prob, {k: tr.best(k) for k in tr.prob}, tr.noise, tr.samples,
+                             tr.window, tr.ms, tuple(_label(d) for d in tr.interventions), ghost)
+    return summary(trace, None if before is None else summary(before, None))
 
 
 def attention_difference(a: Session, b: Session, layer: int, head: int) -> HeatmapSummary | None:

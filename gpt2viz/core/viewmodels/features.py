@@ -7,9 +7,8 @@ other views show (interventions in force included). Nothing here runs the model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import re
+from dataclasses import dataclass
 
 import numpy as np
 

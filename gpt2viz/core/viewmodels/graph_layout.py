@@ -52,6 +52,7 @@ class GraphLayout:
     hidden_edges: int  # links of the file not drawn
     max_weight: float  # the largest |weight| drawn (line widths are relative to it)
     scores: dict  # replacement / completeness scores when the file carries them
+    supernodes: tuple = ()  # (name, (indices of its drawn members, ...)) per qParams.supernodes group
 
     @property
     def n_pos(self) -> int:
@@ -113,7 +114,9 @@ def graph_layout(data: dict, per_cell: int = 5, max_edges: int = 300) -> GraphLa
         nodes=tuple(laid), edges=edges, prompt_tokens=tuple(meta.get("prompt_tokens", ())), n_layer=n_layer,
         slots=max((n.slot + 1 for n in laid if n.kind in ("feature", "error")), default=1), hidden_nodes=hidden,
         hidden_edges=len(data["links"]) - len(edges), max_weight=max((abs(e.weight) for e in edges), default=1.0),
-        scores={k: info[k] for k in ("replacement_score", "completeness_score") if k in info})
+        scores={k: info[k] for k in ("replacement_score", "completeness_score") if k in info},
+        supernodes=tuple((str(g[0]), tuple(index[m] for m in g[1:] if m in index))
+                         for g in data.get("qParams", {}).get("supernodes", []) if g and any(m in index for m in g[1:])))
 
 
 def _feature_index(node: dict) -> int:

@@ -32,6 +32,7 @@ VIEW = {"text": "tokens", "tokens": "tokens", "embedding": "embeddings", "positi
 SPLIT_WORD = "unbelievable"  # split into pieces without a leading space, one token with it (GPT-2's BPE)
 ANALOGY = (" king", " man", " woman")
 TOP = 3  # how many neighbours / keys / neurons / candidates a page names
+EDIT_TARGET = " Rome"  # the story's edit: "The capital of France is" ... " Rome" (ROME's own example)
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,24 @@ def journey_page(session: Session, key: str) -> JourneyPage:
             "full_mb": per_token * cfg.n_positions / 2**20})
     if key == "next":
         c = chart_summary(session)
+        prompt, subject, target = edit_suggestion(session)
         return JourneyPage(key, CHOOSE, VIEW[key], {
             "chosen_text": show(c.chosen), "new_position": n, "n_tokens": n + 1, "n_positions": cfg.n_positions,
-            "generated": len(h.generated)})
+            "generated": len(h.generated), "edit_prompt": prompt, "edit_subject": subject, "edit_target": target})
     raise KeyError(f"no journey page {key!r}; pages are {', '.join(PAGES)}")
+
+
+def edit_suggestion(session: Session) -> tuple[str, str, str]:
+    """(prompt, subject, new target) the journey's last page offers to edit: the session's prompt, its subject
+    (the tokens Shift+clicked, else the causal trace's guess: the story's " France"), and " Rome", or, when the
+    model already answers " Rome", " Paris"."""
+    from gpt2viz.core.analysis.causal_trace import default_subject
+
+    h, tok = session.history, session.model.tokenizer
+    ids = [int(t) for t in h.tokens[: h.prompt_len]]
+    prompt = tok.decode(ids)
+    positions = session.subject if session.subject and all(p < len(ids) for p in session.subject) \
+        else default_subject(tok, ids)
+    subject = "".join(tok.token_text(ids[p]) for p in sorted(positions))
+    top = tok.token_text(int(np.argmax(h.frames[0].logits)))
+    return prompt, subject, EDIT_TARGET if top != EDIT_TARGET else " Paris"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from gpt2viz.core.analysis.path_graph import DEFAULT_THRESHOLD, PathSummary, build_path_summary
+from gpt2viz.core.analysis.path_graph import DEFAULT_THRESHOLD, PathSummary, build_path_summary, with_before
 
 
 def path_summary(session, target_text: str = "", vs_text: str = "",
                  threshold: float = DEFAULT_THRESHOLD) -> PathSummary | None:
     """The direct-logit-attribution graph of the session's selected position, or None before a run.
+
+    With interventions in force (an edit), the summary carries the ghosts: the same attribution in the session's
+    baseline run, the text without them (``before_logit``, ``before_bars``).
 
     Parameters
     ----------
@@ -21,5 +24,9 @@ def path_summary(session, target_text: str = "", vs_text: str = "",
     if session.history is None or session.weights is None or session.model is None:
         return None
     cfg = session.model.config
-    return build_path_summary(session.history, session.weights, cfg.n_layer, cfg.n_head, session.model.tokenizer,
-                              session.selected_position, target_text, vs_text, threshold)
+    s = build_path_summary(session.history, session.weights, cfg.n_layer, cfg.n_head, session.model.tokenizer,
+                           session.selected_position, target_text, vs_text, threshold)
+    base = session.baseline
+    if base is not None and len(base) > 2 and base[2] is not None and tuple(base[2].tokens) == tuple(session.history.tokens):
+        s = with_before(s, base[2], session.weights, cfg.n_layer, cfg.n_head)
+    return s

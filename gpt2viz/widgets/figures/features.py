@@ -7,8 +7,7 @@ from PySide6.QtCore import QCoreApplication, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
 
 from gpt2viz.widgets.figures.base import BODY_PX, SMALL_PX, Axes, Figure, Theme, draw_text, fit, font, text_width
-from gpt2viz.widgets.figures.views import _caption, _lines_height, _text_block, figure
-from gpt2viz.widgets.figures.views import Ctx
+from gpt2viz.widgets.figures.views import Ctx, _caption, _lines_height, _text_block, figure
 
 translate = QCoreApplication.translate  # lupdate reads calls spelled translate("Figures", "...")
 ROW = 22.0

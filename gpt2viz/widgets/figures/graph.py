@@ -80,6 +80,19 @@ def graph_figure(layout: GraphLayout, *, title: str, width: float = WIDTH, pinne
             c.setAlphaF(0.06 if faded else 0.25 + 0.6 * share)
             p.setPen(QPen(c, 0.4 + 3.2 * share))
             p.drawLine(centres[e.source], centres[e.target])
+        # supernodes: one box around each group's members, its name above it (qParams.supernodes)
+        for name, members in layout.supernodes:
+            pts = [centres[i] for i in members]
+            box = QRectF(min(q.x() for q in pts) - 3 * NODE_R, min(q.y() for q in pts) - 3 * NODE_R,
+                         max(q.x() for q in pts) - min(q.x() for q in pts) + 6 * NODE_R,
+                         max(q.y() for q in pts) - min(q.y() for q in pts) + 6 * NODE_R)
+            fill = QColor(th.accent)
+            fill.setAlphaF(0.18)
+            p.setPen(QPen(th.accent, 1.4))
+            p.setBrush(fill)
+            p.drawRoundedRect(box, 6, 6)
+            draw_text(p, QRectF(box.left() - 40, box.top() - SMALL_PX - 4, box.width() + 80, SMALL_PX + 2), name,
+                      small, th.accent, Qt.AlignHCenter | Qt.AlignBottom)
         # nodes
         laid_index = {id(n): i for i, n in enumerate(layout.nodes)}
         for n, at in zip(layout.nodes, centres):

@@ -144,7 +144,10 @@ class PathView(LazyView):
             "bias {bias:+.3f}. {dropped} parts at or under the threshold are hidden (the kept ones are {kept:.0%} of "
             "the total |contribution|; widths renormalised). Largest source: {head}.").format(
             what=what, pos=s.position, logit=s.logit, bias=s.ln_bias_term, dropped=s.dropped,
-            kept=s.kept_fraction, head=at.headline(s)) + (f" ({s.message})" if s.message else ""))
+            kept=s.kept_fraction, head=at.headline(s)) + (f" ({s.message})" if s.message else "")
+            + ("" if s.before_logit is None else " " + self.tr(
+                "With the interventions in force; before them this logit was {before:.3f} ({change:+.3f} now).").format(
+                before=s.before_logit, change=s.logit - s.before_logit)))
         self.layout().activate()  # the caption's new height now, not after the next event (exports grab at once)
 
     def _clear(self) -> None:
@@ -207,14 +210,32 @@ class PathView(LazyView):
             return
         y = np.arange(n)[::-1]  # the biggest push on top
         vals = np.array([b.value for b in s.bars])
-        self.bars.addItem(pg.BarGraphItem(x0=np.minimum(vals, 0), y=y, height=0.7, width=np.abs(vals),
-                                          brushes=[_colour(v) for v in vals], pen=None))
+        ghosts = np.array(s.before_bars) if s.before_bars else None
+        if ghosts is not None:
+            # the same part before the interventions (an edit): a wider grey outline behind each bar, as the
+            # next-token chart draws its ghosts
+            grey = self.palette().color(QPalette.Text)
+            self.bars.addItem(pg.BarGraphItem(x0=np.minimum(ghosts, 0), y=y, height=0.9, width=np.abs(ghosts),
+                                              brush=QColor(128, 128, 128, 70), pen=pg.mkPen(grey, width=1)))
+        self.bars.addItem(pg.BarGraphItem(x0=np.minimum(vals, 0), y=y, height=0.6 if ghosts is not None else 0.7,
+                                          width=np.abs(vals), brushes=[_colour(v) for v in vals], pen=None))
         # the number in the label, not only the length: small bars are otherwise unreadable
-        self.bars.getAxis("left").setTicks([[(int(yy), f"{at.bar_label(b)}  {b.value:+.2f}") for yy, b in zip(y, s.bars)]])
+        labels = [f"{at.bar_label(b)}  {b.value:+.2f}" for b in s.bars]
+        if ghosts is not None:
+            labels = [self.tr("{label} (before {before:+.2f})").format(label=t, before=g) for t, g in zip(labels, ghosts)]
+        # room for the longest label: pyqtgraph drops a tick label that does not fit
+        fm = self.bars.getAxis("left").fontMetrics() if hasattr(self.bars.getAxis("left"), "fontMetrics") \
+            else self.fontMetrics()
+        self.bars.getAxis("left").setWidth(max(190, 12 + max(fm.horizontalAdvance(t) for t in labels)))
+        self.bars.getAxis("left").setTicks([list(zip((int(yy) for yy in y), labels))])
         self.bars.setYRange(-0.6, n - 0.4, padding=0)
-        lo, hi = min(0.0, vals.min()), max(0.0, vals.max())
+        both = vals if ghosts is None else np.concatenate([vals, ghosts])
+        lo, hi = min(0.0, both.min()), max(0.0, both.max())
         self.bars.setXRange(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo), padding=0)
-        self.bars_title.setText(self.tr("what pushed {0} (and what pulled it down)").format(s.target_text))
+        title = self.tr("what pushed {0} (and what pulled it down)").format(s.target_text)
+        if ghosts is not None:
+            title += "\n" + self.tr("with the interventions · grey outline = before them")
+        self.bars_title.setText(title)
 
     # ---- hover and click --------------------------------------------------------------------------
     def edge_at(self, x: float, y: float, tol: float = 0.15) -> int | None:

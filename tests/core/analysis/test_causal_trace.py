@@ -125,3 +125,51 @@ def test_embedding_std_is_the_std_of_every_embedding_entry(small, torch_models):
     """ROME's noise unit, read in slabs (the embedding is not kept): the checkpoint's own."""
     wte = torch_models["l3h4e32"].state_dict()["transformer.wte.weight"].numpy()
     assert embedding_std(small[1]) == pytest.approx(float(np.asarray(wte, np.float64).std()), rel=1e-9)
+
+
+def test_the_trace_of_an_edited_model_runs_with_the_edit_in_force(small, torch_models):
+    """After a ROME-style rank-one edit (and with an ablation beside it), the clean run is the edited model's,
+    as onnxruntime and transformers with the edited weight compute it, and every cell is the slow way's cell
+    with the same interventions first."""
+    import torch
+
+    from gpt2viz.core.interventions import HeadAblation, RankOneEdit
+
+    model, weights = small
+    rng = np.random.default_rng(3)
+    edit = RankOneEdit(1, rng.normal(size=48) * 0.5, rng.normal(size=32) * 2.0, "test edit")
+    ivs = (edit, HeadAblation(0, 1))
+    subject = (3,)
+    plain = causal_trace(model, weights, PROMPT, subject, samples=2, seed=1)
+    tr = causal_trace(model, weights, PROMPT, subject, target=plain.target, samples=2, seed=1, interventions=ivs)
+    assert tr.interventions and tr.interventions[0]["kind"] == "rank_one_edit"
+    assert tr.clean_prob == pytest.approx(p_of(model, PROMPT, plain.target, ivs), rel=1e-5)
+    assert abs(tr.clean_prob - plain.clean_prob) > 1e-4  # the edit moved the answer (so the check can fail)
+
+    # transformers with the edited weight and head 0.1 zeroed: the same probability
+    tm = torch_models["l3h4e32"]
+    w = tm.transformer.h[1].mlp.c_proj.weight
+    saved = w.detach().clone()
+    hook = tm.transformer.h[0].attn.c_proj.register_forward_pre_hook(
+        lambda m, args: (args[0].index_fill(-1, torch.arange(8, 16), 0.0),))
+    try:
+        with torch.no_grad():
+            w += torch.from_numpy(edit.delta())
+            logits = tm(torch.tensor([PROMPT])).logits[0, -1].double()
+    finally:
+        hook.remove()
+        with torch.no_grad():
+            w.copy_(saved)
+    assert tr.clean_prob == pytest.approx(float(torch.softmax(logits, -1)[plain.target]), rel=1e-4)
+
+    draws = noise_draws(2, 1, 32, 3.0 * embedding_std(weights), 1)
+    hooks = [f"blocks.{L}.{h}" for L in range(3) for h in ("hook_resid_pre", "hook_attn_out", "hook_mlp_out")]
+    clean, _ = model.run(PROMPT, hooks=hooks, interventions=ivs)
+    corrupt = np.mean([p_of(model, PROMPT, plain.target, (*ivs, Steer(0, (3,), draws[i, 0]))) for i in range(2)])
+    assert tr.corrupt_prob == pytest.approx(corrupt, rel=1e-4)
+    for kind in ("hidden", "mlp", "attn"):
+        for L in range(3):
+            for p in (2, 3, 4):
+                want = np.mean([p_of(model, PROMPT, plain.target, (*ivs, *cell(kind, L, p, subject, draws[i], clean, 1)))
+                                for i in range(2)])
+                assert tr.prob[kind][L, p] == pytest.approx(want, rel=1e-4, abs=1e-9), (kind, L, p)
