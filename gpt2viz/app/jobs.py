@@ -298,11 +298,12 @@ class FeatureText:
     feature: int
     text: str
     pieces: tuple  # ((token text, activation), ...)
+    kind: str = "sae"
 
 
-def feature_text_job(a: Session, layer: int, feature: int, text: str):
-    """``fn(progress, cancel)`` reading feature ``feature`` of block ``layer``'s SAE on every token of ``text``;
-    None before a model is open."""
+def feature_text_job(a: Session, layer: int, feature: int, text: str, kind: str = "sae"):
+    """``fn(progress, cancel)`` reading feature ``feature`` of block ``layer``'s SAE (or transcoder, ``kind``) on
+    every token of ``text``; None before a model is open."""
     from gpt2viz.core.viewmodels.features import feature_on_text
 
     if a.model is None:
@@ -313,7 +314,7 @@ def feature_text_job(a: Session, layer: int, feature: int, text: str):
 
     def job(progress, cancel):
         progress(0, 1)
-        out = FeatureText(layer, feature, text, feature_on_text(model, layer, feature, text))
+        out = FeatureText(layer, feature, text, feature_on_text(model, layer, feature, text, kind), kind)
         progress(1, 1)
         return out
     return job

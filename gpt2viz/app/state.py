@@ -370,11 +370,12 @@ class AppState(QObject):
             self.run_job(Job.FEATURE_CLAMP, job)
         return job is not None
 
-    def read_feature_on_text(self, layer: int, feature: int, text: str) -> bool:
+    def read_feature_on_text(self, layer: int, feature: int, text: str, kind: str = "sae") -> bool:
         """A feature page's "test your own text": the feature's activation on each token of ``text``, computed on
-        the worker (job FEATURE_TEXT; the answer is a :class:`~gpt2viz.app.jobs.FeatureText`)."""
+        the worker (job FEATURE_TEXT; the answer is a :class:`~gpt2viz.app.jobs.FeatureText`); ``kind`` "sae" or
+        "transcoder"."""
         try:
-            job = feature_text_job(self.sessions[A], layer, feature, text)
+            job = feature_text_job(self.sessions[A], layer, feature, text, kind)
         except ValueError as e:
             self.report_error(str(e))
             return False

@@ -39,6 +39,7 @@ class GraphCanvas(QWidget):
 
     sigHover = Signal(int)  # node index in the layout, -1 for none
     sigClicked = Signal(int)
+    sigDoubleClicked = Signal(int)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -94,11 +95,16 @@ class GraphCanvas(QWidget):
         if e.button() == Qt.LeftButton:
             self.sigClicked.emit(self.node_at(e.position()))
 
+    def mouseDoubleClickEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        if e.button() == Qt.LeftButton:
+            self.sigDoubleClicked.emit(self.node_at(e.position()))
+
 
 class GraphPanel(JobPanel):
     """Target, thresholds, Build / Cancel / progress, the graph, a read-out line and Save."""
 
     channel = "graph"
+    sigOpenFeature = Signal(int, int)  # layer, feature: a double-clicked feature node (its page, in the window)
 
     def __init__(self, state: AppState, parent=None):
         super().__init__(state, parent)
@@ -139,6 +145,7 @@ class GraphPanel(JobPanel):
         self.canvas = GraphCanvas()
         self.canvas.sigHover.connect(self._hover)
         self.canvas.sigClicked.connect(self._click)
+        self.canvas.sigDoubleClicked.connect(self._open_feature)
         self.canvas.setMinimumHeight(160)
         # the graph's predicted change of each target logit against the model's (core computes the pairs)
         self.scatter = themed_plot(self)
@@ -185,7 +192,8 @@ class GraphPanel(JobPanel):
                                           "circuit-tracer's supernodes)"))
         if self.check is not None:
             self.draw_check()
-        self.readout.setText(self.tr("hover a node for its numbers; click nodes to pin their links"))
+        self.readout.setText(self.tr("hover a node for its numbers; click nodes to pin their links; double-click a "
+                                     "feature for its page"))
         if self.summary is not None:
             self.draw()
         else:
@@ -241,6 +249,13 @@ class GraphPanel(JobPanel):
         pinned = self.canvas.pinned
         pinned = frozenset() if i < 0 else (pinned - {i} if i in pinned else pinned | {i})
         self.draw(pinned)
+
+    def _open_feature(self, i: int) -> None:
+        # a feature node's id is circuit-tracer's "layer_feature_position"
+        if self.layout_ is None or i < 0 or self.layout_.nodes[i].kind != "feature":
+            return
+        layer, feature, _pos = (int(v) for v in self.layout_.nodes[i].node_id.split("_"))
+        self.sigOpenFeature.emit(layer, feature)
 
     # ---- pinned nodes: ablate / scale in the model, group --------------------------------------------------
     def pinned_ids(self) -> list[str]:

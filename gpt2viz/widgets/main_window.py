@@ -241,10 +241,17 @@ class MainWindow(Retranslating, QMainWindow):
             from gpt2viz.widgets.analysis import AnalysisTabs
 
             self._analysis = a = AnalysisTabs(self.state)
+            a.graph.sigOpenFeature.connect(self.open_transcoder_feature)
             a.patching.sigOpenPatched.connect(lambda: self.open_compare())
             a.causal.export_btn.clicked.connect(lambda: self.export_view("causal-trace"))
             self.analysis_dock.setWidget(a)
         return self._analysis
+
+    def open_transcoder_feature(self, layer: int, feature: int) -> None:
+        """Show the page of an MLP transcoder's feature (a circuit-graph node) in the Features tab."""
+        view = self.detail.views["Features"]
+        self.detail.setCurrentWidget(view)
+        view.open_feature(layer, feature, "transcoder")
 
     def open_analysis(self, tab: int = 0) -> None:
         """Show the patching (0), causal-trace (1) or circuit-graph (2) view."""

@@ -522,6 +522,10 @@
         <translation>模块 {L} · 特征 {f}</translation>
     </message>
     <message>
+        <source>Block {L} · MLP transcoder feature {f}</source>
+        <translation>模块 {L} · MLP 转码器特征 {f}</translation>
+    </message>
+    <message>
         <source>(never fired on the text)</source>
         <translation>（在文本上从未激活）</translation>
     </message>
@@ -1191,8 +1195,8 @@
         <translation>把固定的节点组合成一个带名字的框（按 circuit-tracer 的超节点格式保存在图 JSON 中）</translation>
     </message>
     <message>
-        <source>hover a node for its numbers; click nodes to pin their links</source>
-        <translation>鼠标悬停在节点上查看数值；点击节点固定它的连线</translation>
+        <source>hover a node for its numbers; click nodes to pin their links; double-click a feature for its page</source>
+        <translation>鼠标悬停在节点上查看数值；点击节点固定它的连线；双击一个特征打开它的页面</translation>
     </message>
     <message>
         <source>The answer&apos;s circuit: every MLP is replaced by its transcoder, attention patterns and LayerNorm scales are frozen, and each link is one node&apos;s direct effect on another, from the tokens to the answer&apos;s logits. Needs the model folder&apos;s transcoders/.</source>

@@ -152,3 +152,34 @@ def test_a_supernode_is_named_drawn_and_saved_as_circuit_tracer_stores_it(qtbot,
     st.sigError.connect(errors.append)
     panel.group_pinned("  ")  # an empty name is a message
     assert errors and "name" in errors[-1]
+
+
+def test_double_clicking_a_feature_node_opens_its_transcoder_feature_page(qtbot, atlas_window):
+    from gpt2viz.core.features.dashboards import feature_label, load_dashboards
+    from gpt2viz.core.features.shipped import feature_set
+
+    w, st = atlas_window, atlas_window.state
+    panel = _built(qtbot, w)
+    qtbot.waitUntil(lambda: panel.canvas.width() > 100, timeout=5000)
+    i = max((k for k, n in enumerate(panel.layout_.nodes) if n.kind == "feature"),
+            key=lambda k: panel.layout_.nodes[k].row)  # a feature of a late block
+    node = panel.layout_.nodes[i]
+    layer, feature, pos = (int(v) for v in node.node_id.split("_"))
+    canvas = panel.canvas
+    at = canvas._centres[i] * canvas._scale() + QPointF(canvas._offset(), 0)
+    qtbot.mouseDClick(canvas, Qt.LeftButton, pos=at.toPoint())
+    view = w.detail.views["Features"]
+    assert w.detail.currentWidget() is view
+    page = view.page.page
+    assert (page.layer, page.feature, page.kind) == (layer, feature, "transcoder")
+    fs = feature_set(st.model, layer, "transcoder")
+    assert page.label == feature_label(load_dashboards(fs.sae).feature(feature), st.model.tokenizer) == node.label
+    assert "transcoder" in view.page.title.text() and not view.page.steer.isEnabled()
+    # its activation at the node's position is the node's activation in the graph
+    st.select_position(pos)
+    assert view.page.page.here == pytest.approx(node.activation, rel=1e-4, abs=1e-4)
+    # test your own text reads the transcoder on a run of its own
+    view.page.text.setText("The capital of Spain is")
+    view.page.read.click()
+    qtbot.waitUntil(lambda: not st.jobs and st.session("A").analyses.get("feature-text") is not None, timeout=30000)
+    assert st.session("A").analyses["feature-text"].kind == "transcoder"

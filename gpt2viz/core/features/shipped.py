@@ -50,28 +50,56 @@ def open_sae(model, folder: str | Path | None = None, *, layer: int | None = Non
     return sae
 
 
+KIND_SAE, KIND_TRANSCODER = "sae", "transcoder"  # the kinds of feature a model folder ships (saes/, transcoders/)
+TRANSCODERS_DIR = "transcoders"
+
+
 @dataclass(frozen=True)
 class FeatureSet:
-    """A model's own SAE at one block's ``hook_resid_pre`` with its stored dashboards (None when not built)."""
+    """A model's own feature dictionary at one block, with its stored dashboards (None when not built).
+
+    ``kind`` "sae": ``sae`` is the SAE of the block's ``hook_resid_pre``; "transcoder": ``sae`` is the transcoder that
+    stands for the block's MLP (what the attribution graph's feature nodes are).
+    """
 
     layer: int
-    sae: SAE
+    sae: object  # SAE | Transcoder
     dashboards: Dashboards | None
+    kind: str = KIND_SAE
 
 
-_CACHE: dict[tuple[str, int], tuple[float, FeatureSet]] = {}
+_CACHE: dict[tuple[str, int, str], tuple[float, FeatureSet]] = {}
 
 
-def feature_set(model, layer: int) -> FeatureSet:
-    """``model``'s own SAE of block ``layer`` and its dashboards, read once and kept while the files are unchanged
-    (the views, the figures and the app share it). SAEError, one line, when there is none or it does not fit."""
-    folder = shipped_saes(model).get(f"blocks.{layer}.{RESID_PRE}")
-    key = (str(saes_dir(model)), int(layer))
+def _transcoder_folder(model, layer: int) -> Path | None:
+    root = Path(getattr(model, "folder", model)) / TRANSCODERS_DIR
+    if not root.is_dir():
+        return None
+    return next((p for p in sorted(root.iterdir()) if p.name.startswith(f"blocks.{layer}.") and (p / CFG_FILE).is_file()),
+                None)
+
+
+def feature_set(model, layer: int, kind: str = KIND_SAE) -> FeatureSet:
+    """``model``'s own SAE (or transcoder) of block ``layer`` and its dashboards, read once and kept while the files
+    are unchanged (the views, the figures and the app share it). SAEError, one line, when there is none or it does
+    not fit."""
+    if kind not in (KIND_SAE, KIND_TRANSCODER):
+        raise SAEError(f"features are of an SAE or a transcoder, not {kind!r}")
+    folder = (shipped_saes(model).get(f"blocks.{layer}.{RESID_PRE}") if kind == KIND_SAE
+              else _transcoder_folder(model, layer))
+    key = (str(saes_dir(model)), int(layer), kind)
     stamp = max((p.stat().st_mtime for p in folder.iterdir()), default=0.0) if folder is not None else -1.0
     hit = _CACHE.get(key)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    sae = open_sae(model, layer=layer)
-    fs = FeatureSet(int(layer), sae, load_dashboards(sae))
+    if kind == KIND_SAE:
+        coder = open_sae(model, layer=layer)
+    else:
+        from gpt2viz.core.features.transcoder import read_saelens_transcoder
+
+        if folder is None:
+            raise SAEError(f"{getattr(model, 'name', model)} has no transcoder for block {layer} (transcoders/)")
+        coder = read_saelens_transcoder(folder)
+    fs = FeatureSet(int(layer), coder, load_dashboards(coder), kind)
     _CACHE[key] = (stamp, fs)
     return fs

@@ -14,7 +14,7 @@ import numpy as np
 
 from gpt2viz.core.features.dashboards import BANDS, feature_label
 from gpt2viz.core.features.sae import SAEError
-from gpt2viz.core.features.shipped import FeatureSet, feature_set
+from gpt2viz.core.features.shipped import KIND_SAE, FeatureSet, feature_set
 from gpt2viz.core.features.steering import top_features
 from gpt2viz.core.session.session import Selection, Session
 
@@ -59,9 +59,9 @@ class FeaturesSummary:
         return self.error_norm / self.x_norm if self.x_norm > 0 else 0.0
 
 
-def _open(session: Session, layer: int) -> tuple[FeatureSet | None, str]:
+def _open(session: Session, layer: int, kind: str = KIND_SAE) -> tuple[FeatureSet | None, str]:
     try:
-        return feature_set(session.model, layer), ""
+        return feature_set(session.model, layer, kind), ""
     except SAEError as e:
         return None, str(e)
 
@@ -125,6 +125,7 @@ class FeaturePage:
     here: float | None = None
     corpus: str = ""
     corpus_tokens: int = 0
+    kind: str = KIND_SAE
 
 
 def pieces(tokenizer, ids, acts, center: int | None = None) -> tuple[tuple[tuple[str, float], ...], int | None]:
@@ -150,13 +151,23 @@ def pieces(tokenizer, ids, acts, center: int | None = None) -> tuple[tuple[tuple
     return tuple(out), where
 
 
-def feature_page(session: Session, layer: int, feature: int,
-                 selection: Selection | None = None) -> FeaturePage | None:
-    """The page of ``feature``; None when the model has no SAE with dashboards at block ``layer`` or the feature
-    is out of range."""
+def _input_here(session: Session, fs: FeatureSet, position: int) -> np.ndarray | None:
+    """The coder's input at ``position`` from the session's history ([1, d_in]); None when the history does not
+    hold it as is (a transcoder reading ``mlp.hook_in``)."""
+    h = session.history
+    if fs.kind == KIND_SAE:
+        return np.asarray(h.hook_at(("resid_pre", fs.layer), position), np.float32)[None]
+    alias = {"ln2.hook_normalized": "ln2", "hook_resid_mid": "resid_mid"}.get(fs.sae.cfg.input_kind)
+    return None if alias is None else np.asarray(h.hook_at((alias, fs.layer), position), np.float32)[None]
+
+
+def feature_page(session: Session, layer: int, feature: int, selection: Selection | None = None,
+                 kind: str = KIND_SAE) -> FeaturePage | None:
+    """The page of ``feature`` of block ``layer``'s SAE (``kind`` "sae") or transcoder ("transcoder"); None when
+    the model has none with dashboards there or the feature is out of range."""
     if session.model is None:
         return None
-    fs, _ = _open(session, layer)
+    fs, _ = _open(session, layer, kind)
     if fs is None or fs.dashboards is None or not 0 <= feature < fs.sae.cfg.d_sae:
         return None
     tok = session.model.tokenizer
@@ -166,8 +177,8 @@ def feature_page(session: Session, layer: int, feature: int,
     h = session.history
     if h is not None:
         sel = selection or session.selection
-        x = np.asarray(h.hook_at(("resid_pre", layer), sel.position_in(len(h.tokens))), np.float32)[None]
-        here = float(fs.sae.encode(x)[0, feature])
+        x = _input_here(session, fs, sel.position_in(len(h.tokens)))
+        here = None if x is None else float(fs.sae.encode(x)[0, feature])
     neigh = tuple((n, c, feature_label(fs.dashboards.feature(n), tok)) for n, c in d.neighbours)
     meta = fs.dashboards.meta
     return FeaturePage(layer, feature, fs.sae.cfg.d_sae, feature_label(d, tok), d.density,
@@ -175,19 +186,29 @@ def feature_page(session: Session, layer: int, feature: int,
                        tuple((tok.token_display(t), v) for t, v in d.promotes),
                        tuple((tok.token_display(t), v) for t, v in d.suppresses), neigh,
                        tuple(tuple(b) for b in meta.get("bands", BANDS)), here, str(meta.get("corpus", "")),
-                       int(meta.get("tokens", 0)))
+                       int(meta.get("tokens", 0)), kind)
 
 
-def feature_on_text(model, layer: int, feature: int, text: str) -> tuple[tuple[str, float], ...]:
+def feature_on_text(model, layer: int, feature: int, text: str, kind: str = KIND_SAE) -> tuple[tuple[str, float], ...]:
     """"Test your own text": ``feature``'s activation on every token of ``text`` (runs the model: call it off the
-    GUI thread). ValueError (one line) for an empty text or a model without that SAE."""
-    from gpt2viz.core.features.activations import sae_activations
-
-    ids = model.to_tokens(text)
+    GUI thread). ValueError (one line) for an empty text or a model without that SAE or transcoder."""
+    ids = model.to_tokens(text)[:model.config.n_positions]
     if not ids:
         raise ValueError("the text has no tokens")
-    fs = feature_set(model, layer)
+    fs = feature_set(model, layer, kind)
     if not 0 <= feature < fs.sae.cfg.d_sae:
         raise SAEError(f"feature {feature} is out of range 0..{fs.sae.cfg.d_sae - 1}")
-    _, f = sae_activations(model, fs.sae, ids[:model.config.n_positions])
-    return pieces(model.tokenizer, ids[:model.config.n_positions], f[:, feature])[0]
+    if kind == KIND_SAE:
+        from gpt2viz.core.features.activations import sae_activations
+
+        f = sae_activations(model, fs.sae, ids)[1]
+    else:
+        from gpt2viz.core.engine.weights import Weights
+        from gpt2viz.core.features.transcoder import transcoder_input
+
+        c = fs.sae.cfg
+        hook = f"blocks.{layer}.ln2.hook_normalized" if c.input_kind == "mlp.hook_in" else c.hook_name
+        _, trace = model.run_with_cache(ids, names=[hook])
+        tr = {hook: np.asarray(trace[hook]).reshape(len(ids), -1)}
+        f = fs.sae.encode(transcoder_input(tr, layer, c.input_kind, Weights.of(model)))
+    return pieces(model.tokenizer, ids, f[:, feature])[0]

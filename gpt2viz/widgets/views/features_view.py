@@ -56,6 +56,7 @@ class FeaturePageWidget(QWidget):
         self.page: FeaturePage | None = None
         self.layer: int | None = None
         self.feature: int | None = None
+        self.kind = "sae"  # or "transcoder": a feature of the block's MLP transcoder (the circuit graph's nodes)
         self.title = note()
         self.stats = note()
         self.hist = themed_plot(self)
@@ -135,19 +136,22 @@ class FeaturePageWidget(QWidget):
         self.hist.setLabel("bottom", self.tr("activation"))
         self.hist.setLabel("left", self.tr("count"))
 
-    def show_feature(self, layer: int | None, feature: int | None) -> None:
-        """Show ``feature`` of block ``layer`` (None: nothing)."""
-        if (layer, feature) != (self.layer, self.feature):
+    def show_feature(self, layer: int | None, feature: int | None, kind: str = "sae") -> None:
+        """Show ``feature`` of block ``layer``'s SAE (``kind`` "sae") or MLP transcoder ("transcoder"); None:
+        nothing."""
+        if (layer, feature, kind) != (self.layer, self.feature, self.kind):
             self.text_result.clear()
-        self.layer, self.feature = layer, feature
+        self.layer, self.feature, self.kind = layer, feature, kind
         self.refresh()
 
     def refresh(self) -> None:
         """Redraw from the feature's dashboard and the session's current run."""
         s = self.state.session(self.name)
-        self.page = p = None if self.feature is None else feature_page(s, self.layer, self.feature)
-        for w in (self.steer, self.ablate_here, self.ablate_all, self.read, self.scale, self.text):
+        self.page = p = None if self.feature is None else feature_page(s, self.layer, self.feature, kind=self.kind)
+        for w in (self.read, self.text):
             w.setEnabled(p is not None)
+        for w in (self.steer, self.ablate_here, self.ablate_all, self.scale):  # SAE features steer the block input
+            w.setEnabled(p is not None and p.kind == "sae")
         if p is None:
             self.title.setText(self.tr("Click a feature to open its page.") if self.feature is None else
                                self.tr("Feature {f} of block {L} has no dashboard: build them with gpt2viz "
@@ -157,7 +161,9 @@ class FeaturePageWidget(QWidget):
             self.contexts.clear()
             self.bars.setOpts(x=[], height=[])
             return
-        self.title.setText("<b>" + self.tr("Block {L} · feature {f}").format(L=p.layer, f=p.feature) + "</b>  " +
+        head = (self.tr("Block {L} · feature {f}") if p.kind == "sae" else
+                self.tr("Block {L} · MLP transcoder feature {f}")).format(L=p.layer, f=p.feature)
+        self.title.setText("<b>" + head + "</b>  " +
                            html.escape(p.label or self.tr("(never fired on the text)")))
         here = "" if p.here is None else self.tr("; here {value:.2f}").format(value=p.here)
         self.stats.setText(self.tr("Fires on {density:.2%} of the {n:,} tokens of {corpus}; strongest {top:.2f}{here}. "
@@ -202,12 +208,12 @@ class FeaturePageWidget(QWidget):
     def _read_text(self) -> None:
         if self.page is not None and self.text.text().strip():
             self.text_result.setText(self.tr("reading…"))
-            self.state.read_feature_on_text(self.page.layer, self.page.feature, self.text.text())
+            self.state.read_feature_on_text(self.page.layer, self.page.feature, self.text.text(), self.page.kind)
 
     def _on_job(self, job, result) -> None:
         if job != Job.FEATURE_TEXT or result is None or self.page is None:
             return
-        if (result.layer, result.feature) != (self.page.layer, self.page.feature):
+        if (result.layer, result.feature, result.kind) != (self.page.layer, self.page.feature, self.page.kind):
             return
         top = max([self.page.max_activation] + [a for _, a in result.pieces])
         strongest = max(result.pieces, key=lambda p: p[1])
@@ -304,8 +310,9 @@ class FeaturesView(LazyView):
         if self.summary is not None and 0 <= row < len(self.summary.rows):
             self.open_feature(self.summary.layer, self.summary.rows[row].feature)
 
-    def open_feature(self, layer: int, feature: int) -> None:
-        """Open ``feature`` of block ``layer``'s SAE on the page (the block becomes the selected one)."""
+    def open_feature(self, layer: int, feature: int, kind: str = "sae") -> None:
+        """Open ``feature`` of block ``layer``'s SAE (or MLP transcoder, ``kind``) on the page (the block becomes
+        the selected one)."""
         if self.summary is None or self.summary.layer != layer:
             self.state.select_block(layer, session=self.name)
-        self.page.show_feature(layer, feature)
+        self.page.show_feature(layer, feature, kind)
