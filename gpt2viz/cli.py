@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --prompt: run activation patching (needs --compare) or the causal trace at once")
     p.add_argument("--subject", metavar="TEXT", help="with --analysis causal-trace: the tokens to corrupt")
     p.add_argument("--journey", nargs="?", type=int, const=1, metavar="PAGE",
-                   help="open the guided journey (one stage of the token's life per page), at PAGE 1-12 (default 1)")
+                   help="open the guided journey (one stage of the token's life per page), at PAGE 1-13 (default 1)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     t = sub.add_parser("tokenize", help="show how a text becomes GPT-2 tokens")

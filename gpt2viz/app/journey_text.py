@@ -43,6 +43,7 @@ def page_title(page: str) -> str:
         "lm_head": translate("Journey", "The LM head and softmax: scores for every token"),
         "choose": translate("Journey", "Choosing the next token"),
         "kv_cache": translate("Journey", "Appending it, and the KV cache"),
+        "circuit": translate("Journey", "The circuit behind the answer"),
         "next": translate("Journey", "The next round"),
     }
     return titles[page]
@@ -179,6 +180,8 @@ def page_text(page: str, n: dict) -> str:
                          "{n_positions}. Memory grows with the text; that is why long contexts are expensive.").format(
             per_token=n["per_token_kb"], n_layer=n["n_layer"], n_embd=n["n_embd"], now=n["now_mb"],
             n_tokens=n["n_tokens"], full=n["full_mb"], n_positions=n["n_positions"])
+    if page == "circuit":
+        return _circuit_text(n)
     if page == "next":
         return translate("Journey", "With {token} appended, the text is {n_tokens} tokens long and position "
                          "{position} becomes the newest: the journey starts again from its embedding, and so on, "
@@ -205,3 +208,37 @@ def _features_text(n: dict) -> str:
                            "input as a few of thousands of features instead, each with a meaning one can look up: "
                            "here the strongest are {items}. Each label gives the tokens a feature fires on, then the "
                            "token it pushes towards (Features tab).").format(items=items)
+
+
+def _circuit_text(n: dict) -> str:
+    """The circuit page: what an attribution graph is, and the graph of this prompt when it has been built."""
+    intro = translate("Journey", "The pages so far followed one token's vector. An attribution graph follows the "
+                      "answer instead: each block's MLP is replaced by a transcoder, a sparse stand-in whose features "
+                      "can be read, and every link between the prompt's tokens, those features and the answer's logit "
+                      "is a direct effect through the frozen attention and residual stream. Only the links that "
+                      "carry most of the answer are kept.")
+    if not n["has_transcoders"]:
+        return intro + "\n\n" + translate("Journey", "This model folder ships no transcoders, so its graph cannot be "
+                                           "built here (train them with gpt2viz train-sae --transcoder).")
+    if not n["built"]:
+        return intro + "\n\n" + translate("Journey", "Build the circuit graph below (or Analysis → Circuit graph): "
+                                           "this page will then say what carries the answer.")
+    parts = []
+    for kind, layer, index, text, w in n["inputs"]:
+        if kind == "feature":
+            parts.append(translate("Journey", "block {layer} feature {feature} ({label}, {weight:+.2f})").format(
+                layer=layer, feature=index, label=text or "—", weight=w))
+        elif kind == "error":
+            parts.append(translate("Journey", "what block {layer}'s transcoder misses ({weight:+.2f})").format(
+                layer=layer, weight=w))
+        else:
+            parts.append(translate("Journey", "the token {token} itself ({weight:+.2f})").format(
+                token=_q(text), weight=w))
+    return intro + "\n\n" + translate(
+        "Journey", "For this prompt the graph keeps {nodes} nodes and {links} links; the transcoders account for "
+        "{replacement:.0%} of the answer's path (replacement score) and {completeness:.0%} of each node's inputs "
+        "(completeness). The strongest direct inputs to {target} are {inputs}. In the Circuit graph tab, hover a "
+        "node for its numbers, double-click a feature for its page, or ablate pinned nodes to check the graph "
+        "against the model.").format(
+        nodes=n["n_nodes"], links=n["n_links"], replacement=n["replacement"] or 0.0,
+        completeness=n["completeness"] or 0.0, target=_q(n["target_text"]), inputs=_join(parts))

@@ -14,7 +14,8 @@ from gpt2viz.core.viewmodels.journey import PAGES
 translate = QCoreApplication.translate  # lupdate reads calls spelled translate("Report", "...")
 
 # the stages of the next token's life, in the order the report tells them: the journey's pages
-SECTIONS = PAGES
+# the journey's pages but the circuit: a report builds no attribution graph (Analysis → Circuit graph does)
+SECTIONS = tuple(p for p in PAGES if p != "circuit")
 ATTRIBUTION = "attribution"  # the report's own last section (the journey has no page for it)
 
 

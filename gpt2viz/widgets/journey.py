@@ -35,6 +35,7 @@ class JourneyPanel(Retranslating, QWidget):
 
     sigOpenView = Signal(str)
     sigEditFact = Signal(str, str, str)  # prompt, subject, new target: the last page's offer to edit the fact
+    sigBuildGraph = Signal()  # the circuit page's offer to build the attribution graph
 
     def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
@@ -64,6 +65,8 @@ class JourneyPanel(Retranslating, QWidget):
         self.counter.setAlignment(Qt.AlignCenter)
         self.edit_btn = QPushButton()  # the last page only: the answer's path can be changed
         self.edit_btn.clicked.connect(self.offer_edit)
+        self.graph_btn = QPushButton()  # the circuit page only
+        self.graph_btn.clicked.connect(self.sigBuildGraph)
         row = QHBoxLayout()
         row.addWidget(self.back_btn)
         row.addWidget(self.counter, 1)
@@ -72,6 +75,7 @@ class JourneyPanel(Retranslating, QWidget):
         lay.addWidget(self.title)
         lay.addWidget(scroll, 1)
         lay.addWidget(self.edit_btn)
+        lay.addWidget(self.graph_btn)
         lay.addLayout(row)
         for keys, step in ((NEXT_KEYS, +1), (BACK_KEYS, -1)):
             for k in keys:
@@ -79,7 +83,7 @@ class JourneyPanel(Retranslating, QWidget):
                 sc.setContext(Qt.WindowShortcut)  # works wherever the focus is in the window
                 sc.activated.connect(lambda d=step: self.isVisible() and self.go(self.index + d))
         # live numbers: a step, Back or a slider move re-words the page shown (without moving the views)
-        for sig in (state.sigHistory, state.sigSampling, state.sigModel):
+        for sig in (state.sigHistory, state.sigSampling, state.sigModel, state.sigAnalyses):
             sig.connect(lambda name: name == self.name and self.refresh())
         self.retranslate()
 
@@ -91,6 +95,8 @@ class JourneyPanel(Retranslating, QWidget):
         self.next_btn.setToolTip(self.tr("Next page (PgDown or Alt+→)"))
         self.edit_btn.setText(self.tr("Edit this fact…"))
         self.edit_btn.setToolTip(self.tr("Open Edit a fact (ROME) with this prompt, its subject and a new answer"))
+        self.graph_btn.setText(self.tr("Build the circuit graph"))
+        self.graph_btn.setToolTip(self.tr("Open Analysis → Circuit graph and build the graph of this prompt"))
         self.refresh()
 
     def offer_edit(self) -> None:
@@ -128,6 +134,8 @@ class JourneyPanel(Retranslating, QWidget):
         self.counter.setText(self.tr("page {i} of {n}").format(i=i + 1, n=len(PAGES)))
         self.title.setText(page_heading(self.key))
         self.edit_btn.setVisible(self.key == PAGES[-1] and s.history is not None)
+        self.graph_btn.setVisible(self.key == "circuit" and s.history is not None and s.model is not None
+                                  and (s.model.folder / "transcoders").is_dir())
         if s.history is None or s.weights is None:
             self.page = None
             self.text.setText(html.escape(self.tr("Run a prompt first: the journey tells the story of your own "

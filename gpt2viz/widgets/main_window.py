@@ -107,6 +107,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.journey = JourneyPanel(state)
         self.journey.sigOpenView.connect(self.show_view)
         self.journey.sigEditFact.connect(lambda *fact: self.open_edit_fact().prefill(*fact))
+        self.journey.sigBuildGraph.connect(self.build_graph)
         self.journey_dock = QDockWidget(self)
         self.journey_dock.setObjectName("journey")
         self.journey_dock.setWidget(self.journey)
@@ -246,6 +247,11 @@ class MainWindow(Retranslating, QMainWindow):
             a.causal.export_btn.clicked.connect(lambda: self.export_view("causal-trace"))
             self.analysis_dock.setWidget(a)
         return self._analysis
+
+    def build_graph(self) -> None:
+        """Open Analysis → Circuit graph and build the graph of prompt A (the journey's circuit page asks)."""
+        self.open_analysis(2)
+        self.analysis.graph.run()
 
     def open_transcoder_feature(self, layer: int, feature: int) -> None:
         """Show the page of an MLP transcoder's feature (a circuit-graph node) in the Features tab."""

@@ -1452,6 +1452,10 @@
         <translation>追加到文本末尾，以及 KV 缓存</translation>
     </message>
     <message>
+        <source>The circuit behind the answer</source>
+        <translation>答案的电路</translation>
+    </message>
+    <message>
         <source>The next round</source>
         <translation>下一轮</translation>
     </message>
@@ -1583,6 +1587,34 @@
         <source>One neuron rarely means one thing. A sparse autoencoder reads the same block’s input as a few of thousands of features instead, each with a meaning one can look up: here the strongest are {items}. Each label gives the tokens a feature fires on, then the token it pushes towards (Features tab).</source>
         <translation>一个神经元很少只表示一件事。稀疏自编码器换一种读法：把同一个模块的输入读成几千个特征中的少数几个，每个特征都有可以查到的含义：这里最强的是 {items}。每个标签先写特征在哪些词元上激活，再写它把预测推向哪个词元（见“特征”标签页）。</translation>
     </message>
+    <message>
+        <source>The pages so far followed one token&apos;s vector. An attribution graph follows the answer instead: each block&apos;s MLP is replaced by a transcoder, a sparse stand-in whose features can be read, and every link between the prompt&apos;s tokens, those features and the answer&apos;s logit is a direct effect through the frozen attention and residual stream. Only the links that carry most of the answer are kept.</source>
+        <translation>前面的页面跟随的是一个词元的向量。归因图换一种方式，跟随的是答案本身：每个模块的 MLP 换成一个转码器（一个稀疏的替身，它的特征可以读懂），提示词的词元、这些特征和答案的逻辑值之间的每一条连线，都是经过冻结的注意力和残差流的直接效应。只保留承载了答案大部分的连线。</translation>
+    </message>
+    <message>
+        <source>This model folder ships no transcoders, so its graph cannot be built here (train them with gpt2viz train-sae --transcoder).</source>
+        <translation>这个模型文件夹没有自带转码器，所以这里无法构建它的图（可用 gpt2viz train-sae --transcoder 训练）。</translation>
+    </message>
+    <message>
+        <source>Build the circuit graph below (or Analysis → Circuit graph): this page will then say what carries the answer.</source>
+        <translation>点击下方的“构建电路图”（或 分析 → 电路图）：之后本页会说明是什么承载了答案。</translation>
+    </message>
+    <message>
+        <source>block {layer} feature {feature} ({label}, {weight:+.2f})</source>
+        <translation>模块 {layer} 的特征 {feature}（{label}，{weight:+.2f}）</translation>
+    </message>
+    <message>
+        <source>what block {layer}&apos;s transcoder misses ({weight:+.2f})</source>
+        <translation>模块 {layer} 的转码器遗漏的部分（{weight:+.2f}）</translation>
+    </message>
+    <message>
+        <source>the token {token} itself ({weight:+.2f})</source>
+        <translation>词元 {token} 本身（{weight:+.2f}）</translation>
+    </message>
+    <message>
+        <source>For this prompt the graph keeps {nodes} nodes and {links} links; the transcoders account for {replacement:.0%} of the answer&apos;s path (replacement score) and {completeness:.0%} of each node&apos;s inputs (completeness). The strongest direct inputs to {target} are {inputs}. In the Circuit graph tab, hover a node for its numbers, double-click a feature for its page, or ablate pinned nodes to check the graph against the model.</source>
+        <translation>对这段提示词，图保留了 {nodes} 个节点和 {links} 条连线；转码器解释了答案路径的 {replacement:.0%}（替换分数）和每个节点输入的 {completeness:.0%}（完整度）。对 {target} 最强的直接输入是 {inputs}。在“电路图”标签页中，鼠标悬停在节点上可查看数值，双击特征可打开它的页面，也可以消融固定的节点，用模型检验这张图。</translation>
+    </message>
 </context>
 <context>
     <name>JourneyPanel</name>
@@ -1609,6 +1641,14 @@
     <message>
         <source>Open Edit a fact (ROME) with this prompt, its subject and a new answer</source>
         <translation>用这个提示、它的主语和一个新答案打开“编辑事实（ROME）”</translation>
+    </message>
+    <message>
+        <source>Build the circuit graph</source>
+        <translation>构建电路图</translation>
+    </message>
+    <message>
+        <source>Open Analysis → Circuit graph and build the graph of this prompt</source>
+        <translation>打开 分析 → 电路图，并构建这段提示词的图</translation>
     </message>
     <message>
         <source>page {i} of {n}</source>

@@ -183,3 +183,26 @@ def test_double_clicking_a_feature_node_opens_its_transcoder_feature_page(qtbot,
     view.page.read.click()
     qtbot.waitUntil(lambda: not st.jobs and st.session("A").analyses.get("feature-text") is not None, timeout=30000)
     assert st.session("A").analyses["feature-text"].kind == "transcoder"
+
+
+def test_the_journey_has_a_page_for_the_circuit(qtbot, atlas_window):
+    from gpt2viz.core.viewmodels.journey import PAGES
+
+    w, st = atlas_window, atlas_window.state
+    w.open_journey(PAGES.index("circuit"))
+    j = w.journey
+    assert j.key == "circuit" and j.graph_btn.isVisible()
+    assert "Build the circuit graph" in j.text.text()
+    j.graph_btn.click()
+    qtbot.waitUntil(lambda: st.session("A").analyses.get("graph") is not None and not st.jobs, timeout=60000)
+    n = j.page.numbers
+    data = st.session("A").analyses["graph"]
+    target = next(x for x in data["nodes"] if x["is_target_logit"])
+    into = sorted((lk for lk in data["links"] if lk["target"] == target["node_id"]), key=lambda lk: -lk["weight"])
+    assert n["built"] and n["n_nodes"] == len(data["nodes"]) and n["target_text"] == "␣Paris"
+    assert [round(i[4], 6) for i in n["inputs"]] == [round(lk["weight"], 6) for lk in into[:3]]
+    text = j.text.text()
+    assert f"{n['n_nodes']} nodes" in text and "Paris" in text
+    st.run_prompt("The capital of Spain is")  # another text: the page no longer claims that graph
+    qtbot.waitUntil(lambda: not st.busy and st.history.prompt_len == 5, timeout=30000)
+    assert not j.page.numbers["built"]

@@ -25,10 +25,10 @@ from gpt2viz.core.viewmodels.tokens import tokens_summary
 
 # The story's path, in order. Each page names the view that shows its numbers (view_names.VIEWS).
 PAGES = ("text", "tokens", "embedding", "position", "attention", "mlp", "residual", "blocks", "lm_head",
-         "choose", "kv_cache", "next")
+         "choose", "kv_cache", "circuit", "next")
 VIEW = {"text": "tokens", "tokens": "tokens", "embedding": "embeddings", "position": "embeddings",
         "attention": "attention", "mlp": "mlp", "residual": "residual", "blocks": "lens", "lm_head": "lens",
-        "choose": "chart", "kv_cache": "pipeline", "next": "pipeline"}
+        "choose": "chart", "kv_cache": "pipeline", "circuit": "pipeline", "next": "pipeline"}
 SPLIT_WORD = "unbelievable"  # split into pieces without a leading space, one token with it (GPT-2's BPE)
 ANALOGY = (" king", " man", " woman")
 TOP = 3  # how many neighbours / keys / neurons / candidates a page names
@@ -185,6 +185,8 @@ def journey_page(session: Session, key: str) -> JourneyPage:
             "n_tokens": n, "n_positions": cfg.n_positions, "n_layer": cfg.n_layer, "n_embd": cfg.n_embd,
             "per_token_kb": per_token / 2**10, "now_mb": session.kv_cache_mb(),
             "full_mb": per_token * cfg.n_positions / 2**20})
+    if key == "circuit":
+        return JourneyPage(key, CHOOSE, VIEW[key], circuit_numbers(session))
     if key == "next":
         c = chart_summary(session)
         prompt, subject, target = edit_suggestion(session)
@@ -208,3 +210,35 @@ def edit_suggestion(session: Session) -> tuple[str, str, str]:
     subject = "".join(tok.token_text(ids[p]) for p in sorted(positions))
     top = tok.token_text(int(np.argmax(h.frames[0].logits)))
     return prompt, subject, EDIT_TARGET if top != EDIT_TARGET else " Paris"
+
+
+def circuit_numbers(session: Session, n_inputs: int = TOP) -> dict:
+    """The circuit page's numbers: whether the model folder ships transcoders and, when the circuit graph of the
+    session's prompt has been built (``session.analyses["graph"]``, circuit-tracer's JSON), its size, scores, target
+    and the strongest links into the target logit as (kind, layer, index, text, weight): kind feature (index the
+    feature, text its label), error (block ``layer``'s MLP error) or embedding (index the token id, text the token)."""
+    h, model = session.history, session.model
+    out = {"has_transcoders": (model.folder / "transcoders").is_dir(), "built": False}
+    g = session.analyses.get("graph")
+    prompt = [int(t) for t in h.tokens[: h.prompt_len]]
+    info = (g or {}).get("metadata", {}).get("info", {})
+    if not g or info.get("prompt_ids", prompt) != prompt:
+        return out  # none, or the graph of another text
+    nodes = {n["node_id"]: n for n in g["nodes"]}
+    target = next((n for n in g["nodes"] if n.get("is_target_logit")), None)
+    if target is None:
+        return out
+    into = sorted((lk for lk in g["links"] if lk["target"] == target["node_id"]), key=lambda lk: -lk["weight"])
+    inputs = []
+    for lk in into[:n_inputs]:
+        n = nodes.get(lk["source"], {})
+        kind = {"cross layer transcoder": "feature", "mlp reconstruction error": "error",
+                "embedding": "embedding"}.get(n.get("feature_type"), "other")
+        layer, index = (lk["source"].split("_") + ["", ""])[:2]
+        text = model.tokenizer.token_display(int(index)) if kind == "embedding" else n.get("clerp", "")
+        inputs.append((kind, layer, index, text, float(lk["weight"])))
+    out.update(built=True, n_nodes=len(g["nodes"]), n_links=len(g["links"]),
+               replacement=info.get("replacement_score"), completeness=info.get("completeness_score"),
+               target_text=model.tokenizer.token_display(int(target["feature"])) if "feature" in target else "",
+               target_clerp=target.get("clerp", ""), inputs=tuple(inputs))
+    return out
