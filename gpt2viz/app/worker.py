@@ -63,8 +63,9 @@ class InferenceWorker(QObject):
     sigJobFailed = Signal(int, str, str)  # request, job, message for the user
     sigJobProgress = Signal(int, str, int, int)  # request, job, done, total
 
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
         super().__init__()
+        self.device = device  # where the models it opens run ("cpu" | "cuda")
         self.gens: dict[str, Generator] = {}
         self.weights: dict[str, Weights] = {}
         # Per session: (model, tokens, KV cache, result) of the last run without interventions, so the
@@ -156,7 +157,7 @@ class InferenceWorker(QObject):
     def load_model(self, req: int, session: str, folder: str) -> None:
         """Open ``folder`` for ``session``; the session's generation starts over."""
         def go():
-            model = Model(folder)
+            model = Model(folder, device=self.device)
             weights = Weights.of(model)
             weights.embedding_norms  # open the lens session here, not on the GUI thread
             self.gens[session], self.weights[session] = Generator(model), weights
