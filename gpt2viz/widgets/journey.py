@@ -72,9 +72,11 @@ class JourneyPanel(Retranslating, QWidget):
                 sc = QShortcut(QKeySequence(k), self)
                 sc.setContext(Qt.WindowShortcut)  # works wherever the focus is in the window
                 sc.activated.connect(lambda d=step: self.isVisible() and self.go(self.index + d))
-        # live numbers: a step, Back or a slider move re-words the page shown (without moving the views)
+        # live numbers: a step, Back or a slider move re-words the page shown (without moving the views); while
+        # the panel is hidden (most of the time) it only notes that it is behind, and catches up when shown
+        self._stale = False
         for sig in (state.sigHistory, state.sigSampling, state.sigModel):
-            sig.connect(lambda name: name == self.name and self.refresh())
+            sig.connect(lambda name: name == self.name and self._on_change())
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -84,6 +86,17 @@ class JourneyPanel(Retranslating, QWidget):
         self.back_btn.setToolTip(self.tr("Previous page (PgUp or Alt+←)"))
         self.next_btn.setToolTip(self.tr("Next page (PgDown or Alt+→)"))
         self.refresh()
+
+    def _on_change(self) -> None:
+        if self.isVisible():
+            self.refresh()
+        else:
+            self._stale = True
+
+    def showEvent(self, e) -> None:
+        super().showEvent(e)
+        if self._stale:
+            self.refresh()
 
     @property
     def key(self) -> str:
@@ -108,6 +121,7 @@ class JourneyPanel(Retranslating, QWidget):
         """Word the current page with the session's current numbers."""
         s = self.session
         i = self.index
+        self._stale = False
         self.back_btn.setEnabled(i > 0)
         self.next_btn.setEnabled(i < len(PAGES) - 1)
         self.counter.setText(self.tr("page {i} of {n}").format(i=i + 1, n=len(PAGES)))
