@@ -232,7 +232,7 @@ def test_the_widgets_never_see_the_command_line():
 
 def test_a_step_is_painted_in_few_frames(qtbot, stepped_window):
     """Layouts and plot items are settled before a frame is painted: a step drew the window six times before
-    (each level of layouts and each plot's queued scene update after its own frame); counted with the request's frame.
+    (each level of layouts and each plot's queued scene update after its own frame), the request's frame included."""
     import time
 
     from PySide6.QtCore import QEvent, QObject
