@@ -85,6 +85,6 @@ def test_typed_targets(setup):
 @pytest.mark.parametrize("position", [None, 2])
 def test_pruned_parts_equal_pruning_every_part(setup, threshold, position):
     """The summary's pruning without an edge per part: the same edges, order, shares, total and count."""
-    model, h, w = setup
+    _, h, w = setup
     a = attribute(h, w, 3, 4, position=position)
     assert pruned_parts(a, threshold) == prune(_parts(a), threshold)
