@@ -16,18 +16,18 @@ def test_a_new_run_hands_over_the_newest_positions_hooks_computed(monkeypatch, e
     w.sigResult.connect(lambda _r, _s, res: got.append(res))
     w.sigFailed.connect(lambda _r, _s, msg: got.append(msg))
     w.load_model(1, "A", str(exported["l3h4e32"]))
+    model_runs = []
     for call in (lambda: w.start(2, "A", "The capital of France is a city", ()),
                  lambda: w.intervene(3, "A", (HeadAblation(1, 2),))):
         call()
         h = got[-1].history
         assert h.frames[0].trace.ondemand is not None
         model = w.gens["A"].model
-        runs = []
-        monkeypatch.setattr(model, "run", lambda *a, **k: runs.append(a) or (_ for _ in ()).throw(AssertionError))
+        run = model.run
+        model.run = lambda *a, **k: model_runs.append(a)  # a view's read must not get here
         newest = len(h.tokens) - 1
         for L in range(3):
             h.hook_at(("pattern", L), newest)
             h.hook_at(("post", L), newest)
-        assert runs == []
-        monkeypatch.undo()
-        monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 4)
+        model.run = run
+        assert model_runs == []
