@@ -22,7 +22,8 @@ __version__ = "0.1.0"
 __all__ = ["Model", "Plan", "load"]
 
 
-def load(model: str | Path | None = None, *, verify: bool = True, threads: int | None = None) -> Model:
+def load(model: str | Path | None = None, *, verify: bool = True, threads: int | None = None,
+         device: str = "cpu") -> Model:
     """Open a model folder: a name found in the model folders (``gpt2viz models`` lists them), a path, or by
     default the bundled ``atlas``.
 
@@ -34,5 +35,8 @@ def load(model: str | Path | None = None, *, verify: bool = True, threads: int |
         Check the weights' sha256 against the manifest (a damaged copy fails here, clearly).
     threads : int, optional
         onnxruntime intra-op threads; default: all cores.
+    device : {"cpu", "cuda"}
+        Where the model runs; "cuda" needs onnxruntime-gpu (the ``gpu`` extra) and an NVIDIA GPU.
     """
-    return Model(resolve_model(None if model is None else str(model)), verify=verify, threads=threads)
+    return Model(resolve_model(None if model is None else str(model)), verify=verify, threads=threads,
+                 device=device)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from gpt2viz import __version__
+from gpt2viz.core.engine.device import DEVICES
 
 EXIT_USAGE = 2
 
@@ -93,6 +94,9 @@ class _TopParser(_Parser):
 
 def _add_model(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", metavar="DIR|NAME", help="model folder or name (default: the bundled 'atlas')")
+    p.add_argument("--device", choices=DEVICES, default="cpu",
+                   help="where the model runs: cpu (default) or cuda (an NVIDIA GPU; needs the gpu extra, "
+                        "onnxruntime-gpu)")
 
 
 LANG_CHOICES = ("en", "zh")
@@ -248,11 +252,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _open_model(spec: str | None):
+def _open_model(spec: str | None, device: str = "cpu"):
     from gpt2viz.core.model_folder.locations import DEFAULT_MODEL, resolve_model, user_models_dir
     from gpt2viz.core.engine.model import Model
 
-    model = Model(resolve_model(spec))
+    model = Model(resolve_model(spec), device=device)
     if spec in (None, DEFAULT_MODEL):
         print(f"note: using the bundled demo model '{DEFAULT_MODEL}'; for real GPT-2 run "
               f"`gpt2viz export gpt2` (models are looked up in {user_models_dir()} and $GPT2VIZ_MODELS)",
@@ -260,8 +264,13 @@ def _open_model(spec: str | None):
     return model
 
 
+def _opener(a):
+    """``_open_model`` on the command's ``--device``, for the commands that open the model themselves."""
+    return lambda spec: _open_model(spec, a.device)
+
+
 def cmd_tokenize(a) -> int:
-    model = _open_model(a.model)
+    model = _open_model(a.model, a.device)
     infos = model.tokenizer.tokenize(a.text)
     if a.json:
         print(json.dumps([{"id": t.id, "text": t.text, "display": t.display, "bytes": t.bytes.hex(),
@@ -281,7 +290,7 @@ def cmd_run(a) -> int:
     if a.steps < 0:
         raise CliError(f"--steps must be ≥ 0, got {a.steps}")
     settings = SamplingSettings(a.temperature, a.top_k, a.top_p, a.seed)
-    model = _open_model(a.model)
+    model = _open_model(a.model, a.device)
     tok = model.tokenizer
     from gpt2viz.commands.interventions import describe_all, from_args
 
@@ -393,37 +402,38 @@ def cmd_app(a) -> int:
         raise CliError(f"the desktop app cannot start: {e}. The command line (`gpt2viz run`, "
                        "`gpt2viz tokenize`) works without it") from None
     qt_messages.install()
-    return run_app(a.model, prompt=a.prompt, steps=max(0, a.steps), lang=a.lang, journey=a.journey, args=a)
+    return run_app(a.model, prompt=a.prompt, steps=max(0, a.steps), lang=a.lang, journey=a.journey, args=a,
+                   device=a.device)
 
 
 def cmd_patch(a) -> int:
     from gpt2viz.commands.patch import run_patch
 
-    return run_patch(a, _open_model(a.model))
+    return run_patch(a, _open_model(a.model, a.device))
 
 
 def cmd_edit(a) -> int:
     from gpt2viz.commands.edit import run
 
-    return run(a, _open_model)
+    return run(a, _opener(a))
 
 
 def cmd_attribute(a) -> int:
     from gpt2viz.commands.attribute import run
 
-    return run(a, _open_model)
+    return run(a, _opener(a))
 
 
 def cmd_features(a) -> int:
     from gpt2viz.commands.features import run
 
-    return run(a, _open_model)
+    return run(a, _opener(a))
 
 
 def cmd_graph(a) -> int:
     from gpt2viz.commands.graph import run
 
-    return run(a, _open_model)
+    return run(a, _opener(a))
 
 
 def cmd_sae_dashboards(a) -> int:
@@ -435,7 +445,7 @@ def cmd_sae_dashboards(a) -> int:
 def cmd_train_sae(a) -> int:
     from gpt2viz.commands.train_sae import run
 
-    return run(a, _open_model)
+    return run(a, _opener(a))
 
 
 COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "models": cmd_models,
@@ -447,10 +457,13 @@ COMMANDS = {"tokenize": cmd_tokenize, "run": cmd_run, "export": cmd_export, "mod
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `gpt2viz` script; returns the exit status."""
     from gpt2viz.core.model_folder.manifest import ModelFolderError
+    from gpt2viz.core.engine.device import providers_for
     from gpt2viz.core.engine.errors import ContextLimitError
 
     a = build_parser().parse_args(argv)
     try:
+        # every command (and the app) refuses an impossible device at once, before a model or a window opens
+        providers_for(getattr(a, "device", "cpu"))
         return COMMANDS.get(a.command, cmd_app)(a)
     except BrokenPipeError:  # `gpt2viz run ... | head`: the reader left; that is not an error
         sys.stdout = open("/dev/null", "w")  # noqa: SIM115 - silence the flush at interpreter exit

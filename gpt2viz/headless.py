@@ -59,7 +59,7 @@ def run_snapshot(a) -> list[Path]:
     _app = QApplication.instance() or QApplication(["gpt2viz"])  # kept alive for the widgets below
     before = i18n.current_language()  # restored at the end: a caller in the same process keeps its language
     i18n.install(getattr(a, "lang", None) or "en", _app)
-    state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "snapshot.ini")))
+    state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "snapshot.ini")), device=getattr(a, "device", "cpu"))
     state.set_sampling(**asdict(settings))
     win = MainWindow(state)
     win.prompt.setText(a.prompt)
@@ -214,7 +214,7 @@ def run_report(a, command: str = "") -> Path:
         import sys
 
         print(f"note: no {a.lang} translation is installed; the report is in English", file=sys.stderr)
-    state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "report.ini")))
+    state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "report.ini")), device=getattr(a, "device", "cpu"))
     state.set_sampling(**asdict(settings))
     errors: list[str] = []
     state.sigError.connect(errors.append)

@@ -91,13 +91,15 @@ def close_on_signals(win: QMainWindow) -> None:
 
 
 def run_app(model_spec: str | None = None, settings_path: str | None = None, prompt: str | None = None,
-            steps: int = 0, lang: str | None = None, journey: int | None = None, args=None) -> int:
+            steps: int = 0, lang: str | None = None, journey: int | None = None, args=None,
+            device: str = "cpu") -> int:
     """Open the main window with ``model_spec`` (a folder or name), else the last or the default model.
 
     ``prompt`` replaces the remembered prompt; it runs as soon as the model is loaded, then ``steps``
     tokens are generated (a lesson can open on a prepared state). ``lang`` ("en" / "zh") overrides the
     remembered or system language for this run; ``journey`` opens the guided journey at that page (1-based);
-    ``args`` (the parsed command line) adds its interventions, prompt B and analysis.
+    ``args`` (the parsed command line) adds its interventions, prompt B and analysis; ``device`` ("cpu" /
+    "cuda") is where the models run.
     """
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gpt2viz")
@@ -107,7 +109,7 @@ def run_app(model_spec: str | None = None, settings_path: str | None = None, pro
         app.setWindowIcon(QIcon(str(icon)))
     settings = Settings(settings_path)
     i18n.install(i18n.choose_language(lang, settings), app)
-    state = AppState(settings)
+    state = AppState(settings, device=device)
     win = MainWindow(state)
     if prompt is not None:
         win.prompt.setText(prompt)

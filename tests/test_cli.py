@@ -1,7 +1,9 @@
 import json
+import os
 import subprocess
 import sys
 
+import onnxruntime as ort
 import pytest
 import torch
 
@@ -252,3 +254,18 @@ def test_model_before_snapshot_reaches_the_command(capsys):
     assert code == 2 and "/no/such/model" in err
     code, _, err = run_cli(capsys, "--model", "/no/such/model", "tokenize", "hi")
     assert code == 2 and "/no/such/model" in err
+
+
+@pytest.mark.skipif("CUDAExecutionProvider" in ort.get_available_providers(),
+                    reason="onnxruntime has a CUDA provider here: the refusal cannot happen")
+@pytest.mark.parametrize("args", [["run", "--prompt", "Hi"], ["--device", "cuda", "tokenize", "Hi"],
+                                  ["snapshot", "--prompt", "Hi", "--view", "chart", "--out", "x.png"], []])
+def test_device_cuda_without_a_cuda_provider_exits_2_with_one_line(args, tmp_path):
+    """Every command and the app (no command): status 2 and one line saying why, before any model or window."""
+    argv = [*args, "--device", "cuda"] if "--device" not in args else args
+    p = subprocess.run([sys.executable, "-m", "gpt2viz", *argv], capture_output=True, text=True, timeout=120,
+                       check=False, cwd=tmp_path, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert p.returncode == 2 and p.stdout == ""
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert "CUDA execution provider" in lines[0] and "onnxruntime-gpu" in lines[0] and "gpu" in lines[0]

@@ -44,6 +44,8 @@ class AppState(QObject):
     ----------
     settings : Settings
         Persistent settings (the last sampling settings are restored from it).
+    device : {"cpu", "cuda"}
+        Where the models run (``--device``); checked when a model is opened.
 
     Notes
     -----
@@ -65,13 +67,14 @@ class AppState(QObject):
     _toReset = Signal(int, str)
     _toIntervene = Signal(int, str, object)
 
-    def __init__(self, settings: Settings | None = None, parent=None):
+    def __init__(self, settings: Settings | None = None, parent=None, device: str = "cpu"):
         super().__init__(parent)
         self.settings = settings or Settings()
+        self.device = device
         self.sessions = SessionRegistry(self.settings.sampling(), self)
         self._thread = QThread()
         self._thread.setObjectName("gpt2viz-inference")
-        self.worker = InferenceWorker()
+        self.worker = InferenceWorker(device)
         self.worker.moveToThread(self._thread)
         self.requests = RequestBus(self.worker.supersede, self)
         self.jobs_runner = JobRunner(self.worker, self.requests.number,

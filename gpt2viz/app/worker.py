@@ -32,6 +32,19 @@ def _fit(interventions, n_positions: int) -> tuple:
     return tuple(out)
 
 
+def _prefetch(gen: Generator) -> None:
+    """Compute, on this thread, the hooks every view reads at the newest position of a new run.
+
+    A run of ``ondemand.ONDEMAND_FROM`` positions or more keeps only the residual stream; the first view to read
+    the newest position's attention or MLP (the pipeline, at every redraw) ran the model on that position's
+    block on the GUI thread: ~160 ms of adding an ablation at 200 tokens of a GPT-2-small-sized model, measured
+    by bench/bench_latency.py. The block stays with the run's trace. Only for a run the views have not seen:
+    its on-demand store is then this thread's alone.
+    """
+    h = gen.history()
+    h.hook_at(("pattern", 0), len(h.tokens) - 1)
+
+
 @dataclass(frozen=True)
 class Result:
     """What one request produced: the new history, the newest position's lens, and whether the model ran."""
@@ -63,8 +76,9 @@ class InferenceWorker(QObject):
     sigJobFailed = Signal(int, str, str)  # request, job, message for the user
     sigJobProgress = Signal(int, str, int, int)  # request, job, done, total
 
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
         super().__init__()
+        self.device = device  # where the models it opens run ("cpu" | "cuda")
         self.gens: dict[str, Generator] = {}
         self.weights: dict[str, Weights] = {}
         # Per session: (model, tokens, KV cache, result) of the last run without interventions, so the
@@ -161,7 +175,7 @@ class InferenceWorker(QObject):
     def load_model(self, req: int, session: str, folder: str) -> None:
         """Open ``folder`` for ``session``; the session's generation starts over."""
         def go():
-            model = Model(folder)
+            model = Model(folder, device=self.device)
             weights = Weights.of(model)
             weights.embedding_norms  # open the lens session here, not on the GUI thread
             self.gens[session], self.weights[session] = Generator(model), weights
@@ -204,6 +218,7 @@ class InferenceWorker(QObject):
             except Cancelled:
                 self.sigSkipped.emit(req, session)
                 return
+            _prefetch(gen)
             self._emit(req, session, (time.perf_counter() - t0) * 1000, True)
         self._guard(req, session, go)
 
@@ -228,6 +243,7 @@ class InferenceWorker(QObject):
             had = bool(gen.frames)
             gen.set_interventions(interventions)
             if had:
+                _prefetch(gen)
                 self._emit(req, session, (time.perf_counter() - t0) * 1000, True)
             else:
                 self.sigSkipped.emit(req, session)

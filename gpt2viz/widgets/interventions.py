@@ -48,7 +48,16 @@ class InterventionChips(Retranslating, QScrollArea):
                 w.deleteLater()
         self.chips = []
         ivs = self.session.interventions
-        self.setVisible(bool(ivs))
+        # The row stays shown when empty: a row that appeared and went with the first chip moved everything under
+        # it, and every plot of the window was resized and redrawn (~40 ms of adding or removing an ablation on
+        # atlas, measured by bench/bench_latency.py). Empty, it says how to add one.
+        if not ivs:
+            hint = QLabel(self.tr("No interventions. Right-click a block, a head or a neuron to ablate it."))
+            hint.setEnabled(False)  # drawn in the palette's muted text colour
+            self._row.addWidget(hint)
+            self._row.addStretch(1)
+            self.clear_btn = None
+            return
         self._row.addWidget(QLabel(self.tr("Interventions in force:")))
         for iv in ivs:
             b = QToolButton()

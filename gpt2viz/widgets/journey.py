@@ -82,9 +82,17 @@ class JourneyPanel(Retranslating, QWidget):
                 sc = QShortcut(QKeySequence(k), self)
                 sc.setContext(Qt.WindowShortcut)  # works wherever the focus is in the window
                 sc.activated.connect(lambda d=step: self.isVisible() and self.go(self.index + d))
+<<<<<<< HEAD
         # live numbers: a step, Back or a slider move re-words the page shown (without moving the views)
         for sig in (state.sigHistory, state.sigSampling, state.sigModel, state.sigAnalyses):
             sig.connect(lambda name: name == self.name and self.refresh())
+=======
+        # live numbers: a step, Back or a slider move re-words the page shown (without moving the views); while
+        # the panel is hidden (most of the time) it only notes that it is behind, and catches up when shown
+        self._stale = False
+        for sig in (state.sigHistory, state.sigSampling, state.sigModel):
+            sig.connect(lambda name: name == self.name and self._on_change())
+>>>>>>> dev31
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -99,12 +107,25 @@ class JourneyPanel(Retranslating, QWidget):
         self.graph_btn.setToolTip(self.tr("Open Analysis → Circuit graph and build the graph of this prompt"))
         self.refresh()
 
+<<<<<<< HEAD
     def offer_edit(self) -> None:
         """Ask the window to open the Edit-a-fact dialog prefilled with the page's suggestion."""
         p = self.page
         if p is not None and "edit_prompt" in p.numbers:
             n = p.numbers
             self.sigEditFact.emit(n["edit_prompt"], n["edit_subject"], n["edit_target"])
+=======
+    def _on_change(self) -> None:
+        if self.isVisible():
+            self.refresh()
+        else:
+            self._stale = True
+
+    def showEvent(self, e) -> None:
+        super().showEvent(e)
+        if self._stale:
+            self.refresh()
+>>>>>>> dev31
 
     @property
     def key(self) -> str:
@@ -129,6 +150,7 @@ class JourneyPanel(Retranslating, QWidget):
         """Word the current page with the session's current numbers."""
         s = self.session
         i = self.index
+        self._stale = False
         self.back_btn.setEnabled(i > 0)
         self.next_btn.setEnabled(i < len(PAGES) - 1)
         self.counter.setText(self.tr("page {i} of {n}").format(i=i + 1, n=len(PAGES)))

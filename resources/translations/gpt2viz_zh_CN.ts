@@ -1298,6 +1298,10 @@
 <context>
     <name>InterventionChips</name>
     <message>
+        <source>No interventions. Right-click a block, a head or a neuron to ablate it.</source>
+        <translation>没有干预。右键点击一个模块、一个注意力头或一个神经元即可将其消融。</translation>
+    </message>
+    <message>
         <source>Interventions in force:</source>
         <translation>生效的干预：</translation>
     </message>

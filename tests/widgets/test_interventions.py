@@ -82,7 +82,8 @@ def test_ablating_a_head_from_the_menu_gives_the_engines_numbers_and_removing_re
     qtbot.waitUntil(lambda: st.history.current.interventions == ())
     assert chart_numbers(win) == before
     np.testing.assert_array_equal(st.history.current.logits, before_logits)
-    assert not win.chips.isVisible() and win.chart.summary.rows[0].before is None
+    assert win.chips.chips == [] and win.chart.summary.rows[0].before is None
+    assert win.chips.isVisible()  # the empty row keeps its place (nothing under it moves) and says how to add one
 
 
 def test_neuron_and_block_ablations_from_menus_and_remove_all(qtbot, stepped_window):

@@ -228,3 +228,33 @@ def test_the_widgets_never_see_the_command_line():
     for path in Path(widgets.__file__).parent.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "argparse" not in text and "Namespace" not in text, path
+
+
+def test_a_step_is_painted_in_few_frames(qtbot, stepped_window):
+    """Layouts and plot items are settled before a frame is painted: a step drew the window six times before
+    (each level of layouts and each plot's queued scene update after its own frame), the request's frame included."""
+    import time
+
+    from PySide6.QtCore import QEvent, QObject
+
+    win = stepped_window("l3h4e32")
+    st = win.state
+    frames = []
+
+    class Count(QObject):
+        def eventFilter(self, obj, e):
+            if obj is win and e.type() == QEvent.UpdateRequest:
+                frames.append(time.perf_counter())
+            return False
+
+    counter = Count()
+    win.installEventFilter(counter)
+    for _ in range(3):
+        qtbot.wait(200)
+        frames.clear()
+        n = len(st.history.tokens)
+        st.step()
+        qtbot.waitUntil(lambda n=n: not st.busy and len(st.history.tokens) == n + 1, timeout=20000)
+        qtbot.wait(200)
+        assert 1 <= len(frames) <= 4, len(frames)
+    win.removeEventFilter(counter)

@@ -123,3 +123,25 @@ def test_a_long_text_wraps_in_the_tokens_view_and_never_widens_the_window(win, q
     win.detail.setCurrentWidget(tv)
     qtbot.wait(50)
     assert win.width() == width and tv.text.minimumSizeHint().width() < 800
+
+
+def test_pipeline_bars_keep_every_peak_in_at_most_n_bars():
+    from gpt2viz.widgets.pipeline import pooled
+
+    row = np.zeros(200)
+    row[[3, 117, 199]] = [0.2, 0.9, 0.5]
+    bars = pooled(row, 40)
+    assert len(bars) == 40 and sorted(bars[bars > 0]) == [0.2, 0.5, 0.9]
+    np.testing.assert_array_equal(pooled(row[:7], 40), row[:7])  # fewer positions than bars: as they are
+
+
+def test_the_hidden_journey_waits_and_catches_up_when_shown(win):
+    from gpt2viz.core.viewmodels.journey import PAGES
+
+    win.open_journey(PAGES.index("choose"))
+    win.journey_dock.hide()
+    before = win.journey.text.text()
+    win.state.set_sampling(temperature=1.5, top_k=3)
+    assert win.journey.text.text() == before  # not reworded while hidden
+    win.journey_dock.show()
+    assert win.journey.page.numbers["top_k"] == 3 and win.journey.text.text() != before

@@ -11,6 +11,7 @@ import onnxruntime as ort
 
 from gpt2viz.core.config import ModelConfig
 from gpt2viz.core.engine import ondemand as on_demand
+from gpt2viz.core.engine.device import DeviceError, open_session, providers_for
 from gpt2viz.core.engine.errors import Cancelled, ContextLimitError
 from gpt2viz.core.engine.kv_cache import KVCache
 from gpt2viz.core.engine.memory import release_memory, trim_heap
@@ -75,9 +76,14 @@ class Model:
         Check the weights' sha256 against the manifest (a damaged download fails here, clearly).
     threads : int, optional
         onnxruntime intra-op threads; default: onnxruntime's choice (all cores).
+    device : {"cpu", "cuda"}
+        Where every session of the model runs (:mod:`gpt2viz.core.engine.device`); "cuda" raises
+        :class:`~gpt2viz.core.engine.device.DeviceError` when onnxruntime has no usable CUDA provider.
     """
 
-    def __init__(self, folder: str | Path, *, verify: bool = True, threads: int | None = None):
+    def __init__(self, folder: str | Path, *, verify: bool = True, threads: int | None = None, device: str = "cpu"):
+        providers_for(device)  # an impossible device fails before the folder is read
+        self.device = device
         self.folder = Path(folder).resolve()
         self.manifest = read_manifest(self.folder)
         if verify:
@@ -103,6 +109,8 @@ class Model:
         # session the first time an intervention is asked for (then the weights are held twice).
         try:
             self.session, self._iv_inputs = self._open_sessions(path)
+        except DeviceError:
+            raise
         except Exception as e:  # onnxruntime raises its own exception types for bad graphs
             why = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise ModelFolderError(f"{self.folder / MODEL_FILE} cannot be loaded (damaged or not an ONNX model: "
@@ -167,7 +175,7 @@ class Model:
         # sub-graphs read it).
         self._iv_blob = self._runtime_graph(iv_skeleton, strip=False)
         blob = self._runtime_graph(skeleton, strip=True) if ivs else self._iv_blob
-        sess = ort.InferenceSession(blob, self._opts, providers=["CPUExecutionProvider"])
+        sess = open_session(blob, self._opts, self.device)
         if not ivs:
             self._iv_session = sess
         release_memory()
@@ -206,7 +214,7 @@ class Model:
             self.intervention_feeds((), 0, 1)  # raises the upgrade message
         if self._iv_session is None:
             self._check_files()
-            self._iv_session = ort.InferenceSession(self._iv_blob, self._opts, providers=["CPUExecutionProvider"])
+            self._iv_session = open_session(self._iv_blob, self._opts, self.device)
         return self._iv_session
 
     def ondemand_session(self, layer: int, family: str):
@@ -215,7 +223,7 @@ class Model:
         if key not in self._ondemand_sessions:
             self._check_files()
             blob, reads = self._cuts[key]
-            sess = ort.InferenceSession(blob, self._ondemand_opts(), providers=["CPUExecutionProvider"])
+            sess = open_session(blob, self._ondemand_opts(), self.device)
             self._ondemand_sessions[key] = (sess, reads)
             # An MLP sub-graph holds its block's two weight matrices (19 MB on GPT-2 small, 67 MB on
             # gpt2-large); opening one again takes ~30 ms, so only the newest few are kept.
@@ -241,7 +249,8 @@ class Model:
                          if (L, family(h)) in self._cuts)
 
     def __repr__(self) -> str:
-        return f"Model({self.name!r}, {self.n_params:,} params, {self.folder})"
+        on = "" if self.device == "cpu" else f", on {self.device}"
+        return f"Model({self.name!r}, {self.n_params:,} params, {self.folder}{on})"
 
     def empty_cache(self) -> KVCache:
         """A cache with no positions, for a prefill."""
@@ -406,11 +415,12 @@ class Model:
         trace = Trace.from_outputs(ids, past.length, merged, keep_all_logits, od)
         return trace, cache
 
-    @staticmethod
-    def _shrinking() -> ort.RunOptions:
+    def _shrinking(self) -> ort.RunOptions:
         """Run options that hand back, when the call ends, the arena's regions no live tensor uses."""
         ro = ort.RunOptions()
-        ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        # on CUDA the call's temporaries are in the GPU's arena; the CPU's still holds what it fed and copied back
+        ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0;gpu:0" if self.device == "cuda"
+                                else "cpu:0")
         return ro
 
     def _release_arena(self, session) -> None:

@@ -11,9 +11,9 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
-import onnxruntime as ort
 from onnx import numpy_helper
 
+from gpt2viz.core.engine.device import open_session
 from gpt2viz.core.graph.cuts import lens_graph
 from gpt2viz.core.graph.onnx_file import WeightFiles, quiet_options, read_skeleton, session_options_for
 from gpt2viz.core.numeric import lens_top
@@ -33,10 +33,13 @@ class Weights:
         LayerNorm epsilon from the manifest.
     layout : tuple, optional
         ``Model.layout`` (the skeleton and where each weight lies), so the file is not scanned again.
+    device : {"cpu", "cuda"}
+        Where the logit lens runs (:mod:`gpt2viz.core.engine.device`).
     """
 
-    def __init__(self, model_file: str | Path, eps: float = 1e-5, layout=None):
+    def __init__(self, model_file: str | Path, eps: float = 1e-5, layout=None, device: str = "cpu"):
         self.model_file = Path(model_file)
+        self.device = device
         self.eps = float(eps)
         self._layout = layout
 
@@ -44,7 +47,7 @@ class Weights:
     def of(cls, model) -> "Weights":
         """The parameters of an opened :class:`~gpt2viz.core.engine.model.Model` (its scan of the file shared)."""
         return cls(model.folder / "model.onnx", model.manifest["config"].get("layer_norm_epsilon", 1e-5),
-                   layout=model.layout)
+                   layout=model.layout, device=model.device)
 
     @cached_property
     def _table(self) -> dict[str, object]:
@@ -65,8 +68,7 @@ class Weights:
             blob = lens_graph(m)
         except (KeyError, ValueError):  # a graph whose head is not LayerNorm -> MatMul: numpy does it
             return None
-        return ort.InferenceSession(blob, session_options_for(self.model_file.parent, quiet_options()),
-                                    providers=["CPUExecutionProvider"])
+        return open_session(blob, session_options_for(self.model_file.parent, quiet_options()), self.device)
 
     def get(self, name: str) -> np.ndarray:
         """A parameter by its PyTorch name, e.g. ``transformer.ln_f.weight`` (read-only)."""

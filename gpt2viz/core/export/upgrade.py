@@ -24,6 +24,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from gpt2viz.core.engine.device import open_session
 from gpt2viz.core.graph.surgery import GraphStructureError, add_interventions, add_layernorm_hooks
 from gpt2viz.core.hooks import hook_names, hook_shapes, intervention_inputs, layernorm_inputs
 from gpt2viz.core.model_folder.manifest import (
@@ -45,7 +46,8 @@ DEFINITION_TOLERANCE = 1e-5
 def _run_all(path: Path, feed: dict, names: list[str]) -> dict[str, np.ndarray]:
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
-    sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    # on the CPU whatever the app runs on: the upgrade's check compares floats with the definition
+    sess = open_session(str(path), opts, "cpu")
     return dict(zip(names, sess.run(names, feed)))
 
 

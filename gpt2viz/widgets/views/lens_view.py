@@ -100,6 +100,8 @@ class LensView(LazyView):
             self.table.resizeColumnsToContents()
             self.table.resizeRowsToContents()
             self.table.scrollToItem(self.table.item(0, n_cols - 1))  # the newest positions matter most
+        # lay the cells out now: the view's own delayed layout ran after the window's next frame and asked for another
+        self.table.doItemsLayout()
         clip = self.tr(" Showing the newest {n} of {total} positions.").format(n=n_cols, total=g.n_tokens) \
             if g.n_tokens > MAX_POSITIONS else ""
         self.caption.setText(self.tr("Each cell: the token the residual stream would predict if the model stopped after "

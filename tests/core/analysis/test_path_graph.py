@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpt2viz.core.analysis.attribution import attribute
-from gpt2viz.core.analysis.path_graph import _parts, build_path_summary, prune, ranked_bars
+from gpt2viz.core.analysis.path_graph import _parts, build_path_summary, prune, pruned_parts, ranked_bars
 from gpt2viz.core.engine.model import Model
 from gpt2viz.core.engine.weights import Weights
 from gpt2viz.core.generation.sampling import SamplingSettings
@@ -79,3 +79,12 @@ def test_typed_targets(setup):
     assert bad.target == int(np.argmax(logits)) and "not one" in bad.message
     narrow = build_path_summary(h, w, 3, 4, model.tokenizer, threshold=0.0, window=2)
     assert narrow.first == 4 and all(e.source >= 4 for e in narrow.edges) and "not drawn" in narrow.message
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.01, 0.04, 0.2, 2.0])
+@pytest.mark.parametrize("position", [None, 2])
+def test_pruned_parts_equal_pruning_every_part(setup, threshold, position):
+    """The summary's pruning without an edge per part: the same edges, order, shares, total and count."""
+    _, h, w = setup
+    a = attribute(h, w, 3, 4, position=position)
+    assert pruned_parts(a, threshold) == prune(_parts(a), threshold)

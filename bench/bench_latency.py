@@ -1,0 +1,301 @@
+"""Interaction latency of the shown main window: p50 and p95 from an input to the last view drawn, per action.
+
+Actions, each given as real input where Qt can (QTest mouse clicks and key presses on the widgets a person uses):
+Step and Back (the buttons), a temperature slider move (PageUp / PageDown on the slider), a token click (a chip
+of the token strip), a tab switch (a click on the detail tabs' bar, cycling through every tab), a block click
+(a block cell of the pipeline), and an ablation chip added (the pipeline block's "ablate head" action) and removed
+(a click on the chip's ✕).
+
+How "the last view drawn" is timed: the window is a MainWindow whose ``event`` notes when each ``UpdateRequest``
+ends. Qt paints a window in that event: every widget marked dirty since the last frame (token strip, pipeline,
+the visible detail tab, the chart, pyqtgraph's viewports) is painted into the window's backing store there, so
+the end of the last one is the moment the last visible view was drawn. After an input the bench runs the event
+loop (``QApplication.processEvents``) until the app is idle (the worker answered every request, the state is
+not busy) and nothing has been painted for ``QUIET`` s; the latency is the input's start to the end of the last
+frame painted before that. An input that draws nothing would count as 0: the bench checks that each action
+painted at least one frame. The offscreen platform (``QT_QPA_PLATFORM=offscreen``) paints into a backing store
+in memory exactly as a real window does; only the final copy to the screen is missing.
+
+The targets: a slider move, a click or a tab switch within 50 ms (p95); Step, Back and an intervention within one
+frame (16.7 ms at 60 Hz) of the model's own time, which the bench measures in the same run without the window:
+the app's InferenceWorker slot for that request called directly, on the same model (its p95; the lens included,
+as the app computes it on the worker).
+
+    python bench/bench_latency.py [--model atlas] [--repeat 20]            # atlas, its default prompt
+    python bench/bench_latency.py --model build/bench/model-l12h12e768 --tokens 200   # GPT-2-small-sized
+(needs no display: the offscreen platform is used when $DISPLAY is unset.) bench/bench_engine.py makes the
+GPT-2-small-sized export (``ensure_model``; --small here calls it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+QUIET = 0.15  # seconds without a frame, the app idle: the action is over
+FRAME_MS = 1000 / 60
+CLICK_TARGET_MS = 50.0
+PROMPT = "The capital of France is"
+
+
+def pct(xs: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``xs``, linear between ranks."""
+    xs = sorted(xs)
+    if len(xs) == 1:
+        return xs[0]
+    k = (len(xs) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
+    """The model's own time per action: the app's InferenceWorker slots called directly (no thread, no window),
+    each timed until its result signal, on the same model and text as the window."""
+    from gpt2viz.app.worker import InferenceWorker
+    from gpt2viz.core.generation.sampling import SamplingSettings
+    from gpt2viz.core.interventions import HeadAblation
+
+    w = InferenceWorker()
+    got: list[object] = []
+    w.sigResult.connect(lambda _r, _s, res: got.append(res))
+    w.sigModelLoaded.connect(lambda _r, _s, m: got.append(m))
+    w.sigFailed.connect(lambda _r, _s, msg: (_ for _ in ()).throw(RuntimeError(msg)))
+    req = iter(range(1, 1 << 30))
+    w.load_model(next(req), "A", str(folder))
+    w.start(next(req), "A", text, ())
+    s = SamplingSettings(1.0, 0, 1.0, 0)
+    out: dict[str, list[float]] = {"Step": [], "Back": [], "ablation chip added": [], "ablation chip removed": []}
+
+    def timed(name, fn):
+        t0 = time.perf_counter()
+        fn()
+        out[name].append((time.perf_counter() - t0) * 1000)
+
+    iv = HeadAblation(layer=0, head=0)
+    w.intervene(next(req), "A", (iv,))  # untimed, as in the window: opens the intervention graph's session
+    w.intervene(next(req), "A", ())
+    for _ in range(repeat):
+        timed("Step", lambda: w.step(next(req), "A", s, None, (), True))
+        timed("Back", lambda: w.back(next(req), "A"))
+        timed("ablation chip added", lambda: w.intervene(next(req), "A", (iv,)))
+        timed("ablation chip removed", lambda: w.intervene(next(req), "A", ()))
+    return out
+
+
+class Bench:
+    """The shown window on one model and text, and the action timer."""
+
+    def __init__(self, qapp, folder: Path, text: str, ini: str):
+        from PySide6.QtCore import QEvent
+
+        from gpt2viz.app.settings import Settings
+        from gpt2viz.app.state import AppState
+        from gpt2viz.widgets.main_window import MainWindow
+
+        frames: list[float] = []
+
+        class TimedWindow(MainWindow):
+            def event(self, e):
+                done = super().event(e)
+                if e.type() == QEvent.UpdateRequest:
+                    frames.append(time.perf_counter())  # the window's dirty widgets are painted now
+                return done
+
+        self.qapp, self.frames = qapp, frames
+        self.per_tab: dict[str, list[float]] = {}
+        self.state = AppState(Settings(ini))
+        self.state.set_sampling(temperature=1.0, top_k=0, top_p=1.0, seed=0)
+        self.win = TimedWindow(self.state)
+        self.win.prompt.setText(text)
+        self.win.resize(1500, 940)
+        self.win.show()
+        self.state.load_model(str(folder))  # runs the prompt once loaded
+        self.settle(timeout=600)
+        assert self.state.history is not None, "the prompt did not run"
+
+    def idle(self) -> bool:
+        return not self.state.busy
+
+    def settle(self, timeout: float = 60.0) -> float:
+        """Run the event loop until the app is idle and nothing was painted for QUIET s; the end of the last frame.
+
+        The loop waits in Qt's event loop as the app's does (no polling: a polling loop took the GIL from the
+        worker thread every half millisecond and slowed the model calls it measures)."""
+        from PySide6.QtCore import QEventLoop, QTimer
+
+        loop, timer, seen = QEventLoop(), QTimer(), [len(self.frames), time.perf_counter()]
+        timer.setInterval(int(QUIET * 1000))
+
+        def check():
+            if len(self.frames) != seen[0] or not self.idle():
+                seen[0] = len(self.frames)
+                if time.perf_counter() - seen[1] > timeout:
+                    raise RuntimeError("the window did not settle")
+                return  # the single-shot timer below starts again: QUIET more
+            loop.quit()
+
+        timer.timeout.connect(check)
+        timer.start()
+        loop.exec()
+        timer.stop()
+        return self.frames[-1] if self.frames else time.perf_counter()
+
+    def measure(self, action) -> float:
+        """Milliseconds from calling ``action`` to the end of the last frame it caused."""
+        self.settle()
+        n = len(self.frames)
+        t0 = time.perf_counter()
+        action()
+        end = self.settle()
+        if len(self.frames) == n:
+            raise RuntimeError(f"{action.__name__}: nothing was painted")
+        return (end - t0) * 1000
+
+
+def gui_ms(b: Bench, repeat: int) -> dict[str, list[float]]:
+    """Each action ``repeat`` times in the shown window."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QMenu
+
+    from gpt2viz.widgets.interventions import ablation_actions
+
+    win, st = b.win, b.state
+    out: dict[str, list[float]] = {}
+    def click(w, pos=None):
+        QTest.mouseClick(w, Qt.LeftButton, Qt.NoModifier, pos or w.rect().center())
+
+    def step():
+        click(win.controls.step_btn)
+
+    def back():
+        click(win.controls.back_btn)
+
+    keys = itertools.cycle([Qt.Key_PageUp, Qt.Key_PageDown])
+
+    def slider():  # temperature 1.00 <-> 1.10: re-sampled from the stored logits, no model run
+        QTest.keyClick(win.chart.temp, next(keys))
+
+    n_tok = len(st.history.tokens)
+    positions = itertools.cycle([n_tok - 2 - i for i in range(min(8, n_tok - 1))])
+
+    def token():
+        chips = win.tokens.chips
+        chip = chips[next(positions) - win.tokens._offset]
+        win.tokens.ensureWidgetVisible(chip)
+        click(chip)
+
+    bar = win.detail.tabBar()
+    tabs = itertools.cycle([(i + 1) % bar.count() for i in range(bar.count())])
+
+    def tab():
+        i = next(tabs)
+        b.last_tab = bar.tabText(i)
+        click(bar, bar.tabRect(i).center())
+
+    cells = win.pipeline.cells
+    n_layer = st.model.config.n_layer
+    blocks = itertools.cycle([(i * 5 + 1) % n_layer for i in range(n_layer)])
+
+    def block():
+        L = next(blocks)
+        idx = next(i for i, s in enumerate(st.session().stages()) if s.is_block and s.layer == L)
+        rect = cells.cell_rect(idx)
+        click(cells, QPoint(int(rect.center().x()), int(rect.center().y())))
+
+    menu = QMenu(win)
+
+    def chip_added():
+        menu.clear()
+        acts = ablation_actions(menu, st, "A", layer=0, head=0)
+        acts[0].trigger()  # "ablate head 0.0 (zero)", as from the pipeline's or the attention view's menu
+
+    def chip_removed():
+        click(win.chips.chips[0])
+
+    # Step / Back alternate so the text length stays put; the chip is added and removed by turns.
+    plan = [("Step", step), ("Back", back), ("temperature slider", slider), ("token click", token),
+            ("tab switch", tab), ("block click", block), ("ablation chip added", chip_added),
+            ("ablation chip removed", chip_removed)]
+    # One untimed round first: the first intervention opens the intervention graph's session (once per model)
+    # and the first show of a tab builds its view; a user pays that once, not per action.
+    for rnd in range(repeat + 1):
+        for name, fn in plan:
+            for _t in range(bar.count() if name == "tab switch" else 1):  # tab switch: every tab once a round
+                ms = b.measure(fn)
+                if rnd:
+                    out.setdefault(name, []).append(ms)
+                    if name == "tab switch":
+                        b.per_tab.setdefault(b.last_tab, []).append(ms)
+    return out
+
+
+def table(model: str, gui: dict, head: dict) -> list[str]:
+    """Rows of the printed table: p50 / p95 of the window, the model's own p95 where it runs, target, verdict."""
+    rows = [f"{model}", f"  {'action':<24}{'p50 ms':>9}{'p95 ms':>9}{'model p95':>11}{'target p95':>12}  ok"]
+    for name, xs in gui.items():
+        p50, p95 = pct(xs, 0.5), pct(xs, 0.95)
+        if name in head:
+            own = pct(head[name], 0.95)
+            target, own_s = own + FRAME_MS, f"{own:11.1f}"
+        else:
+            target, own_s = CLICK_TARGET_MS, f"{'-':>11}"
+        rows.append(f"  {name:<24}{p50:9.1f}{p95:9.1f}{own_s}{target:12.1f}  {'yes' if p95 <= target else 'NO'}")
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=None, help="model folder or name (default atlas)")
+    ap.add_argument("--small", action="store_true", help="the GPT-2-small-sized export (made by bench_engine)")
+    ap.add_argument("--tokens", type=int, default=0, help="a text of this many tokens (default: the short prompt)")
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--work", type=Path, default=Path("build/bench"))
+    a = ap.parse_args()
+    if not os.environ.get("DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from PySide6.QtWidgets import QApplication
+
+    from gpt2viz.app import qt_messages
+    from gpt2viz.core.model_folder.locations import resolve_model
+    from gpt2viz.core.model_folder.tokenizer import GPT2Tokenizer
+
+    qt_messages.install()
+    if a.small:
+        from bench_engine import SMALL, ensure_model
+
+        folder = ensure_model(a.work, SMALL)[1]
+    else:
+        folder = resolve_model(a.model)
+    text = PROMPT
+    if a.tokens:
+        from bench_engine import long_prompt
+
+        text = long_prompt(GPT2Tokenizer.from_file(Path(folder) / "tokenizer.json"), a.tokens)[0]
+    qapp = QApplication.instance() or QApplication([])
+    # A text cursor blinks by repainting its line edit every 500 ms: a frame no action caused (it was the last
+    # frame of some actions, adding up to QUIET to them). Not blinking, every frame after an input is the input's.
+    qapp.setCursorFlashTime(0)
+    ini = os.path.join(tempfile.mkdtemp(), "bench.ini")
+    b = Bench(qapp, folder, text, ini)
+    n = len(b.state.history.tokens)
+    gui = gui_ms(b, a.repeat)
+    b.win.close()
+    head = headless_ms(folder, text, a.repeat)
+    print(f"platform {qapp.platformName()}; {a.repeat} repeats (tab switch: every tab, {a.repeat} rounds); "
+          f"idle = no frame for {QUIET * 1000:.0f} ms")
+    print("\n".join(table(f"{Path(folder).name}, {n}-token text", gui, head)))
+    print("  tab switch p95 by tab: " + ", ".join(f"{k} {pct(v, 0.95):.0f}" for k, v in b.per_tab.items()))
+    print("  model's own time, p50: " + ", ".join(f"{k} {statistics.median(v):.1f} ms" for k, v in head.items()))
+
+
+if __name__ == "__main__":
+    main()
