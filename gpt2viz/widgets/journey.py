@@ -82,17 +82,12 @@ class JourneyPanel(Retranslating, QWidget):
                 sc = QShortcut(QKeySequence(k), self)
                 sc.setContext(Qt.WindowShortcut)  # works wherever the focus is in the window
                 sc.activated.connect(lambda d=step: self.isVisible() and self.go(self.index + d))
-<<<<<<< HEAD
-        # live numbers: a step, Back or a slider move re-words the page shown (without moving the views)
-        for sig in (state.sigHistory, state.sigSampling, state.sigModel, state.sigAnalyses):
-            sig.connect(lambda name: name == self.name and self.refresh())
-=======
-        # live numbers: a step, Back or a slider move re-words the page shown (without moving the views); while
-        # the panel is hidden (most of the time) it only notes that it is behind, and catches up when shown
+        # live numbers: a step, Back, a slider move or a graph built re-words the page shown (without moving the
+        # views); while the panel is hidden (most of the time) it only notes that it is behind, and catches up when
+        # shown
         self._stale = False
-        for sig in (state.sigHistory, state.sigSampling, state.sigModel):
+        for sig in (state.sigHistory, state.sigSampling, state.sigModel, state.sigAnalyses):
             sig.connect(lambda name: name == self.name and self._on_change())
->>>>>>> dev31
         self.retranslate()
 
     def retranslate(self) -> None:
@@ -107,14 +102,13 @@ class JourneyPanel(Retranslating, QWidget):
         self.graph_btn.setToolTip(self.tr("Open Analysis → Circuit graph and build the graph of this prompt"))
         self.refresh()
 
-<<<<<<< HEAD
     def offer_edit(self) -> None:
         """Ask the window to open the Edit-a-fact dialog prefilled with the page's suggestion."""
         p = self.page
         if p is not None and "edit_prompt" in p.numbers:
             n = p.numbers
             self.sigEditFact.emit(n["edit_prompt"], n["edit_subject"], n["edit_target"])
-=======
+
     def _on_change(self) -> None:
         if self.isVisible():
             self.refresh()
@@ -125,7 +119,6 @@ class JourneyPanel(Retranslating, QWidget):
         super().showEvent(e)
         if self._stale:
             self.refresh()
->>>>>>> dev31
 
     @property
     def key(self) -> str:
