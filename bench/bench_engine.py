@@ -10,7 +10,9 @@ round by round so machine noise hits all contenders alike:
     C  transformers PyTorch eager, with hidden states and attentions
     D  gpt2viz on the same export with the intervention inputs stripped (format 1's graph), every hook
     E  the same stripped graph, logits only
-  A / D and B / E are the cost of the intervention inputs when no intervention is fed.
+    F  the floor: every weight matrix read once (a vector-matrix product each, memory-bound)
+  A / D and B / E are the cost of the intervention inputs when no intervention is fed; A / F how far a
+  step with every hook is from the memory-bandwidth floor.
 
   Then the activation patching table (resid_pre, --patch-len tokens) against layers x positions full
   prefills (logits only), interleaved for --patch-rounds rounds.
@@ -124,9 +126,28 @@ def main() -> None:
         old_model.run(nxt, cache, hooks=[])
         return t0
 
+    # The physical floor of a decode step: every weight matrix read once from memory (each tied matrix once),
+    # by a vector-matrix product per matrix on the same threads, memory-bound. Timed like the others (after
+    # settle(): torch's threads parked), so "step / floor" is how far a step is from reading its weights.
+    seen_ptr, mats = set(), []
+    for prm in tm.parameters():
+        if prm.dim() == 2 and prm.data_ptr() not in seen_ptr:
+            seen_ptr.add(prm.data_ptr())
+            mats.append(prm.detach().contiguous())
+    floor_bytes = sum(w.numel() * w.element_size() for w in mats)
+    vecs = [torch.ones(w.shape[0]) for w in mats]
+
+    @torch.no_grad()
+    def floor():
+        t0 = time.perf_counter()
+        for w, v in zip(mats, vecs):
+            torch.matmul(v, w)
+        return t0
+
     contenders = {"A gpt2viz all hooks": ort_all, "B gpt2viz logits only": ort_logits,
                   "C transformers eager + hidden + attn": torch_eager,
-                  "D no intervention inputs, all hooks": old_all, "E no intervention inputs, logits": old_logits}
+                  "D no intervention inputs, all hooks": old_all, "E no intervention inputs, logits": old_logits,
+                  "F floor: read every weight once": floor}
     pre = {k: [] for k in contenders}
     step = {k: [] for k in contenders}
     for fn in contenders.values():  # warm-up
@@ -147,7 +168,10 @@ def main() -> None:
     print(f"{'':40s} {'prefill ms':>11s} {'step ms':>9s}")
     for k, (pf, st) in med.items():
         print(f"{k:40s} {pf:11.1f} {st:9.1f}")
-    A, B, C, D, E = (med[k] for k in contenders)
+    A, B, C, D, E, F = (med[k] for k in contenders)
+    print(f"floor: {floor_bytes / 2**20:.0f} MiB of weights in {F[1]:.1f} ms = {floor_bytes / F[1] / 1e6:.1f} GB/s")
+    print(f"ratio step / floor:  all hooks {A[1] / F[1]:.2f}x   logits only {B[1] / F[1]:.2f}x   transformers eager "
+          f"{C[1] / F[1]:.2f}x")
     print(f"ratio all hooks / logits only:        prefill {A[0] / B[0]:.2f}x   step {A[1] / B[1]:.2f}x")
     print(f"ratio all hooks / transformers eager: prefill {A[0] / C[0]:.2f}x   step {A[1] / C[1]:.2f}x"
           "   (below 1 = gpt2viz faster)")
