@@ -113,12 +113,16 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
     sel = selection or session.selection
     n = len(h.tokens)
     pos = sel.position_in(n)
-    lens = session.lens(pos)
     tops, ptops = session.lens_tops(pos)
+    # The full [layers + 1, V] lens is an LM-head product per depth: made only when the deltas need it. The
+    # newest position's last row is the model's own logits, which the step returned (while auto-stepping this
+    # kept a 25 ms onnxruntime call per redraw off the GUI thread, where it competed with the worker's step).
+    lens = None
     e, p = h.hook_at("hook_embed", pos), h.hook_at("hook_pos_embed", pos)
     delta_rows = None
     target = None
     if session.baseline is not None and pos == n - 1:
+        lens = session.lens(pos)
         base_lens = np.asarray(session.baseline[1])
         target = int(np.argmax(base_lens[-1]))
         ranks, p_with = token_rank_and_prob(lens, target)
@@ -136,7 +140,10 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
             int(tops[L + 1]), float(ptops[L + 1]),
             None if delta_rows is None else int(delta_rows[0][L + 1]),
             None if delta_rows is None else float(delta_rows[1][L + 1])))
-    final = lens[-1]
+    if pos == n - 1:
+        final = np.asarray(h.current.logits, np.float32)
+    else:
+        final = (lens if lens is not None else session.lens(pos))[-1]
     order = np.argpartition(-final, 3)[:3]
     order = order[np.argsort(-final[order])]
     probs = softmax(final)
