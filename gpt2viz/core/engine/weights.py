@@ -159,6 +159,19 @@ class Weights:
         top, p = self._lens_session.run(["top", "p_top"], _lens_feed(x))
         return top, p
 
+    def lens_path(self, resid: np.ndarray, target: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rank (0 = top) and lens probability of token ``target`` for residual vectors [N, E], by
+        :func:`gpt2viz.core.analysis.lens.token_rank_and_prob`'s rule, made inside the lens graph (the [N, V]
+        logits stay in onnxruntime)."""
+        x = np.asarray(resid, dtype=np.float32)
+        self._table  # noqa: B018 - opens the lens session with the parameters
+        if self._lens_session is None:
+            from gpt2viz.core.analysis.lens import token_rank_and_prob
+
+            return token_rank_and_prob(self.lens(x), int(target))
+        rank, p = self._lens_session.run(["rank_target", "p_target"], _lens_feed(x, target=int(target)))
+        return rank, p
+
     def lens_with_tops(self, resid: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
         """``lens(resid)`` for residual vectors [N, E] and its :meth:`lens_tops`, from one onnxruntime call."""
         x = np.asarray(resid, dtype=np.float32)
@@ -170,7 +183,10 @@ class Weights:
         return lens, (top, p)
 
 
-def _lens_feed(x: np.ndarray, normalize: bool = True) -> dict[str, np.ndarray]:
-    """Inputs of the lens graph for rows [N, E]: through the final LayerNorm, or (``normalize`` False) not."""
-    return {"resid": np.ascontiguousarray(x, dtype=np.float32), "normalize": np.array(normalize)}
+def _lens_feed(x: np.ndarray, normalize: bool = True, target=None) -> dict[str, np.ndarray]:
+    """Inputs of the lens graph for rows [N, E]: through the final LayerNorm, or (``normalize`` False) not; one
+    target token per row (token 0 when no path is asked for)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    t = np.zeros(len(x), np.int64) if target is None else np.broadcast_to(np.asarray(target, np.int64), (len(x),))
+    return {"resid": x, "normalize": np.array(normalize), "target": np.ascontiguousarray(t)}
 

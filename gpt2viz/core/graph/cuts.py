@@ -145,6 +145,18 @@ def lens_graph(model: onnx.ModelProto) -> bytes:
         helper.make_node("ReduceSum", ["exps64", "row_axis"], ["exp_sum"], keepdims=0),
         helper.make_node("Reciprocal", ["exp_sum"], ["p_top"]),
         helper.make_node("Squeeze", ["top_index", "row_axis"], ["top"]),
+        # one target token per row (the lens tab's path): its probability by the same rule, and its rank (the
+        # number of logits above it, 0 = top), so that path needs no [N, V] logits in Python either
+        helper.make_node("Unsqueeze", ["target", "row_axis"], ["target_index"]),
+        helper.make_node("GatherElements", ["lens", "target_index"], ["target_logit"], axis=1),
+        helper.make_node("Sub", ["target_logit", "top_logit"], ["target_shifted"]),
+        helper.make_node("Exp", ["target_shifted"], ["target_exp"]),
+        helper.make_node("Cast", ["target_exp"], ["target_exp64"], to=TensorProto.DOUBLE),
+        helper.make_node("Squeeze", ["target_exp64", "row_axis"], ["target_exp_row"]),
+        helper.make_node("Div", ["target_exp_row", "exp_sum"], ["p_target"]),
+        helper.make_node("Greater", ["lens", "target_logit"], ["above"]),
+        helper.make_node("Cast", ["above"], ["above64"], to=TensorProto.INT64),
+        helper.make_node("ReduceSum", ["above64", "row_axis"], ["rank_target"], keepdims=0),
     ]
     # The length of each token's row of the unembedding (cosine similarities): onnxruntime folds it
     # into a constant when it loads the graph, so the session still holds the matrix once.
@@ -153,10 +165,13 @@ def lens_graph(model: onnx.ModelProto) -> bytes:
             numpy_helper.from_array(np.array([0], dtype=np.int64), "vocab_axis")]
     sub = helper.make_graph([*nodes, norm, mm, *tops, *raw], "lens",
                             [helper.make_tensor_value_info("resid", TensorProto.FLOAT, [None, None]),
-                             helper.make_tensor_value_info("normalize", TensorProto.BOOL, [])],
+                             helper.make_tensor_value_info("normalize", TensorProto.BOOL, []),
+                             helper.make_tensor_value_info("target", TensorProto.INT64, [None])],
                             [helper.make_tensor_value_info("lens", TensorProto.FLOAT, None),
                              helper.make_tensor_value_info("top", TensorProto.INT64, None),
                              helper.make_tensor_value_info("p_top", TensorProto.DOUBLE, None),
+                             helper.make_tensor_value_info("p_target", TensorProto.DOUBLE, None),
+                             helper.make_tensor_value_info("rank_target", TensorProto.INT64, None),
                              helper.make_tensor_value_info("embedding_norms", TensorProto.FLOAT, None)],
                             initializer=[inits[n] for n in dict.fromkeys(used)] + axes)
     return helper.make_model(sub, opset_imports=list(model.opset_import), ir_version=8).SerializeToString()

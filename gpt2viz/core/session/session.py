@@ -138,6 +138,7 @@ class Session:
         # that prefix and survive steps and Back. Full [layers + 1, V] arrays are few; top tokens are many.
         self._lens_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._tops_cache: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._path_cache: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()  # (key, target)
         self._listeners: list[Callable[[frozenset[str]], None]] = []
 
     # ---- change notification --------------------------------------------------------------------
@@ -167,6 +168,7 @@ class Session:
         self.selection = replace(Selection(), stage=old.stage if not old.stage.is_block else CHOOSE)
         self._lens_cache.clear()
         self._tops_cache.clear()
+        self._path_cache.clear()
         had = {"interventions": self.interventions, "subject": self.subject, "analyses": self.analyses}
         self.interventions, self.subject, self.analyses = (), (), {}
         self._notify("model", "history", "selection" if self.selection != old else "",
@@ -348,6 +350,15 @@ class Session:
         if key not in self._tops_cache:
             self._fill_lens(position, full=False)
         return self._tops_cache[key]
+
+    def lens_path(self, position: int, target: int) -> tuple[np.ndarray, np.ndarray]:
+        """Token ``target``'s rank and lens probability at every depth of ``position`` (one small call, cached)."""
+        key = (self._lens_key(position), int(target))
+        if key not in self._path_cache:
+            self._remember(self._path_cache, key, self.weights.lens_path(
+                residual_stack_at(self.history, self.n_layer, position), int(target)), 64)
+        self._path_cache.move_to_end(key)
+        return self._path_cache[key]
 
     def _lens_key(self, position: int) -> tuple:
         # causal: the lens at a position depends on the tokens up to it and the interventions in force

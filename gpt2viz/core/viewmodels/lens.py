@@ -62,11 +62,10 @@ def lens_target(session: Session, target: int | None = None, selection: Selectio
     sel = selection or session.selection
     n = len(h.tokens)
     pos = sel.position_in(n)
-    lens = session.lens(pos)
     default = target is None
-    if default:
-        target = int(h.tokens[pos + 1]) if pos + 1 < n else int(np.argmax(lens[-1]))
-    ranks, probs = token_rank_and_prob(lens, int(target))
+    if default:  # the token that followed, else the model's pick (the lens's top token at the last depth)
+        target = int(h.tokens[pos + 1]) if pos + 1 < n else int(session.lens_tops(pos)[0][-1])
+    ranks, probs = session.lens_path(pos, int(target))
     br = bp = None
     if session.baseline is not None and pos == n - 1:
         br, bp = token_rank_and_prob(np.asarray(session.baseline[1]), int(target))
