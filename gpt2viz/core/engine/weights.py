@@ -16,7 +16,7 @@ from onnx import numpy_helper
 from gpt2viz.core.engine.device import open_session
 from gpt2viz.core.graph.cuts import lens_graph
 from gpt2viz.core.graph.onnx_file import WeightFiles, quiet_options, read_skeleton, session_options_for
-from gpt2viz.core.numeric import lens_top
+from gpt2viz.core.numeric import lens_top, token_probabilities
 
 
 class Weights:
@@ -161,14 +161,13 @@ class Weights:
 
     def lens_path(self, resid: np.ndarray, target: int) -> tuple[np.ndarray, np.ndarray]:
         """Rank (0 = top) and lens probability of token ``target`` for residual vectors [N, E], by
-        :func:`gpt2viz.core.analysis.lens.token_rank_and_prob`'s rule, made inside the lens graph (the [N, V]
+        ``analysis.lens.token_rank_and_prob``'s rule, made inside the lens graph (the [N, V]
         logits stay in onnxruntime)."""
         x = np.asarray(resid, dtype=np.float32)
         self._table  # noqa: B018 - opens the lens session with the parameters
         if self._lens_session is None:
-            from gpt2viz.core.analysis.lens import token_rank_and_prob
-
-            return token_rank_and_prob(self.lens(x), int(target))
+            lens, t = np.atleast_2d(self.lens(x)), int(target)
+            return (lens > lens[:, [t]]).sum(axis=1), token_probabilities(lens, np.full(len(lens), t))
         rank, p = self._lens_session.run(["rank_target", "p_target"], _lens_feed(x, target=int(target)))
         return rank, p
 
