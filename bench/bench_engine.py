@@ -23,7 +23,7 @@ activations left to on-demand sub-graphs) against the logits-only prefill and tr
 hidden states + attentions; what an on-demand layer costs when a view reads it; and peak RSS (VmHWM of a
 fresh process each) of `gpt2viz run`, of Model.run with every view's hooks read, and of the app.
 
-Needs the [export] extra.  python bench/bench_engine.py [--tiny] [--rounds 20] [--long [--rounds 3]]
+Needs the [export] extra.  python bench/bench_engine.py [--tiny | --medium] [--rounds 20] [--long [--rounds 3]]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import numpy as np
 
 SMALL = dict(n_layer=12, n_head=12, n_embd=768, n_positions=1024)
 TINY = dict(n_layer=2, n_head=2, n_embd=64, n_positions=128)
+MEDIUM = dict(n_layer=24, n_head=16, n_embd=1024, n_positions=1024)
 
 
 def ensure_model(work: Path, cfg: dict) -> tuple[Path, Path]:
@@ -64,6 +65,7 @@ def ensure_model(work: Path, cfg: dict) -> tuple[Path, Path]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tiny", action="store_true", help="a 2-layer model, to check the script quickly")
+    p.add_argument("--medium", action="store_true", help="a gpt2-medium-sized model (24 layers x 16 heads x 1024)")
     p.add_argument("--rounds", type=int, default=20)
     p.add_argument("--prompt-len", type=int, default=32)
     p.add_argument("--work", type=Path, default=Path("build/bench"))
@@ -82,7 +84,7 @@ def main() -> None:
     from gpt2viz.core.export.exporter import load_checkpoint
     from gpt2viz.core.engine.model import Model
 
-    cfg = TINY if a.tiny else SMALL
+    cfg = TINY if a.tiny else MEDIUM if a.medium else SMALL
     ck, folder = ensure_model(a.work, cfg)
     model = Model(folder, verify=False)
     old = ensure_stripped(folder)
@@ -320,7 +322,7 @@ def bench_long(a) -> None:
 
     from gpt2viz.core.model_folder.tokenizer import GPT2Tokenizer
 
-    cfg = TINY if a.tiny else SMALL
+    cfg = TINY if a.tiny else MEDIUM if a.medium else SMALL
     ck, folder = ensure_model(a.work, cfg)
     tokenizer = GPT2Tokenizer.from_file(folder / "tokenizer.json")
     n_long = min(a.long_len, cfg["n_positions"])
