@@ -195,7 +195,7 @@ class GraphPanel(JobPanel):
         self.readout.setText(self.tr("hover a node for its numbers; click nodes to pin their links; double-click a "
                                      "feature for its page"))
         if self.summary is not None:
-            self.draw()
+            self.draw(self.canvas.pinned)  # a language switch keeps the pinned nodes
         else:
             self.message.setText(self.tr(
                 "The answer's circuit: every MLP is replaced by its transcoder, attention patterns and LayerNorm "
@@ -301,18 +301,19 @@ class GraphPanel(JobPanel):
             label = pg.TextItem(tok.token_display(int(t)), anchor=(0, 1), color=self.palette().text().color())
             label.setPos(float(xi), float(yi))
             pl.addItem(label)
-        pl.setXRange(lo - pad, hi + pad, padding=0)
+        pl.setXRange(lo - pad, hi + 3 * pad, padding=0)  # room on the right for the last point's token
         pl.setYRange(lo - pad, hi + pad, padding=0)
         pl.setLabel("bottom", self.tr("predicted by the graph"))
         pl.setLabel("left", self.tr("real (model)"))
         r = "n/a" if not np.isfinite(c.pearson) else f"{c.pearson:.3f}"
         what = self.tr("ablated") if c.scale == 0 else self.tr("scaled ×{s:g}").format(s=c.scale)
-        pl.setTitle(self.tr("{n} nodes {what}: Pearson r = {r}").format(n=len(c.nodes), what=what, r=r), size="9pt")
+        count = self.tr("1 node") if len(c.nodes) == 1 else self.tr("{n} nodes").format(n=len(c.nodes))
+        pl.setTitle(self.tr("{count} {what}: Pearson r = {r}").format(count=count, what=what, r=r), size="9pt")
         skipped = self.tr(" Not scaled (logits): {ids}.").format(ids=", ".join(c.skipped)) if c.skipped else ""
         self.message.setText(self.tr(
-            "{n} nodes {what} inside the model: each target logit's real change (demeaned, onnxruntime) against the "
+            "{count} {what} inside the model: each target logit's real change (demeaned, onnxruntime) against the "
             "graph's prediction, (scale − 1) × the nodes' direct effects; Pearson r = {r}.").format(
-            n=len(c.nodes), what=what, r=r) + skipped)
+            count=count, what=what, r=r) + skipped)
 
     def group_pinned(self, name: str | None = None) -> None:
         """Group the pinned nodes as a supernode, asking its name (``name`` given: no dialog)."""

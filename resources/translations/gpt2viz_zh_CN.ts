@@ -1260,19 +1260,27 @@
     </message>
     <message>
         <source>scaled ×{s:g}</source>
-        <translation>缩放 ×{s:g}</translation>
+        <translation>被缩放 ×{s:g}</translation>
     </message>
     <message>
-        <source>{n} nodes {what}: Pearson r = {r}</source>
-        <translation>{n} 个节点{what}：皮尔逊 r = {r}</translation>
+        <source>1 node</source>
+        <translation>1 个节点</translation>
+    </message>
+    <message>
+        <source>{n} nodes</source>
+        <translation>{n} 个节点</translation>
+    </message>
+    <message>
+        <source>{count} {what}: Pearson r = {r}</source>
+        <translation>{count}{what}：皮尔逊 r = {r}</translation>
+    </message>
+    <message>
+        <source>{count} {what} inside the model: each target logit&apos;s real change (demeaned, onnxruntime) against the graph&apos;s prediction, (scale − 1) × the nodes&apos; direct effects; Pearson r = {r}.</source>
+        <translation>在模型内部{count}{what}：每个目标 logit 的实际变化（去均值，onnxruntime 计算）对比图的预测，即 (缩放 − 1) × 这些节点的直接效应；皮尔逊 r = {r}。</translation>
     </message>
     <message>
         <source> Not scaled (logits): {ids}.</source>
         <translation> 未缩放（logit 节点）：{ids}。</translation>
-    </message>
-    <message>
-        <source>{n} nodes {what} inside the model: each target logit&apos;s real change (demeaned, onnxruntime) against the graph&apos;s prediction, (scale − 1) × the nodes&apos; direct effects; Pearson r = {r}.</source>
-        <translation>在模型内部 {n} 个节点{what}：每个目标 logit 的实际变化（去均值，onnxruntime 计算）对比图的预测，即 (缩放 − 1) × 这些节点的直接效应；皮尔逊 r = {r}。</translation>
     </message>
     <message>
         <source>Supernode</source>
