@@ -29,6 +29,7 @@ export QT_QPA_PLATFORM=offscreen
 python scripts/view_screenshots.py --out docs/views --layer 1 --head 3 >/dev/null
 python scripts/edit_screenshots.py --out docs/views >/dev/null  # the causal trace and Path view after an edit
 python scripts/graph_check_screenshots.py --out docs/views >/dev/null  # graph ablation scatter and a supernode
+python scripts/features_screenshots.py --out docs >/dev/null  # the Features tab and the journey's circuit page
 rm -f docs/views/window.png  # the README shows the real X window instead
 for v in attention lens chart; do g snapshot --prompt "$P" --view "$v" --layer 1 --head 3 --scale 2 --out "docs/exports/$v.png" --force; done
 g snapshot --prompt "$P" --view patching --corrupt "The capital of Germany is" --scale 2 --out docs/exports/patching.png --force

@@ -7,9 +7,9 @@ before the edit, and the Path view with the unedited attribution as ghosts, in E
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from pathlib import Path
+
+from shots import open_window
 
 
 def main() -> None:
@@ -20,37 +20,10 @@ def main() -> None:
     ap.add_argument("--target", default=" Rome")
     ap.add_argument("--model", default=None)
     a = ap.parse_args()
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEventLoop, QTimer
-    from PySide6.QtWidgets import QApplication
-
     from gpt2viz.app import i18n
-    from gpt2viz.app.settings import Settings
-    from gpt2viz.app.state import AppState
     from gpt2viz.core.interventions import RankOneEdit
-    from gpt2viz.core.model_folder.locations import resolve_model
-    from gpt2viz.widgets.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication([])
-    state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "s.ini")))
-    win = MainWindow(state)
-    win.prompt.setText(a.prompt)
-    win.resize(1500, 1100)
-    win.show()
-
-    def wait(done, ms=300000):
-        loop = QEventLoop()
-        timer = QTimer()
-        timer.timeout.connect(lambda: done() and loop.quit())
-        timer.start(50)
-        QTimer.singleShot(ms, loop.quit)
-        loop.exec()
-        timer.stop()
-        if not done():
-            raise SystemExit("timed out")
-
-    state.load_model(str(resolve_model(a.model)))
-    wait(lambda: state.history is not None and not state.busy)
+    app, state, win, wait = open_window(a.prompt, a.model, size=(1500, 1100))
     state.edit_fact(a.prompt, a.subject, a.target)
     wait(lambda: any(isinstance(iv, RankOneEdit) for iv in state.session("A").interventions) and not state.busy
          and not state.jobs)

@@ -7,9 +7,9 @@ change of each target logit) and a supernode, in English and Chinese (offscreen)
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from pathlib import Path
+
+from shots import open_window
 
 
 def main() -> None:
@@ -17,34 +17,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--prompt", default="The capital of France is")
     a = ap.parse_args()
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEventLoop, QTimer
-    from PySide6.QtWidgets import QApplication
-
     from gpt2viz.app import i18n
-    from gpt2viz.app.settings import Settings
-    from gpt2viz.app.state import AppState
-    from gpt2viz.core.model_folder.locations import resolve_model
-    from gpt2viz.widgets.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication([])
-    state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "s.ini")))
-    win = MainWindow(state)
-    win.prompt.setText(a.prompt)
-    win.resize(1500, 1000)
-    win.show()
-
-    def wait(done, ms=120000):
-        loop = QEventLoop()
-        timer = QTimer()
-        timer.timeout.connect(lambda: done() and loop.quit())
-        timer.start(50)
-        QTimer.singleShot(ms, loop.quit)
-        loop.exec()
-        timer.stop()
-
-    state.load_model(str(resolve_model(None)))
-    wait(lambda: state.history is not None and not state.busy)
+    app, state, win, wait = open_window(a.prompt, size=(1500, 1000))
     win.open_analysis(2)
     panel = win.analysis.graph
     panel.run()

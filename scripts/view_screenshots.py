@@ -7,9 +7,9 @@
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from pathlib import Path
+
+from shots import open_window
 
 
 def main() -> None:
@@ -20,29 +20,12 @@ def main() -> None:
     ap.add_argument("--layer", type=int, default=1)
     ap.add_argument("--head", type=int, default=2)
     a = ap.parse_args()
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEventLoop, QTimer
-    from PySide6.QtWidgets import QApplication
-
-    from gpt2viz.app.settings import Settings
-    from gpt2viz.app.state import AppState
-    from gpt2viz.core.model_folder.locations import resolve_model
-    from gpt2viz.widgets.main_window import MainWindow
-
-    app = QApplication.instance() or QApplication([])
-    state = AppState(Settings(os.path.join(tempfile.mkdtemp(), "s.ini")))
-    win = MainWindow(state)
-    win.prompt.setText(a.prompt)
-    win.resize(1500, 940)
-    win.show()
-    loop = QEventLoop()
-    state.sigHistory.connect(lambda: state.history is not None and loop.quit())
-    state.load_model(str(resolve_model(a.model)))
-    QTimer.singleShot(60000, loop.quit)
-    loop.exec()
+    app, state, win, _wait = open_window(a.prompt, a.model, size=(1500, 940))
     state.select_block(a.layer, a.head)
     a.out.mkdir(parents=True, exist_ok=True)
     for name, view in win.detail.views.items():
+        if name == "Features":
+            continue  # features_screenshots.py draws it with a feature's page open
         win.detail.setCurrentWidget(view)
         app.processEvents()
         path = a.out / f"{name.lower().replace(' ', '_')}.png"

@@ -259,43 +259,24 @@ class AppState(QObject):
 
         False (and nothing runs) when B is not open or has not run; the token counts are checked by
         the view first (it shows both tokenisations) and again by the engine."""
-        job = patching_job(self.sessions[A], self.sessions.get(B), site, target)
-        if job is not None:
-            self.run_job(Job.PATCHING, job)
-        return job is not None
+        return self._start_job(Job.PATCHING, lambda: patching_job(self.sessions[A], self.sessions.get(B), site, target))
 
     def run_causal_trace(self, subject, target: int | None = None, noise: float = 3.0, samples: int = 10,
                          window: int = 1, seed: int = 0) -> bool:
         """ROME's causal trace of A's prompt with ``subject`` positions corrupted (job CAUSAL)."""
-        job = causal_job(self.sessions[A], subject, target, noise, samples, window, seed)
-        if job is not None:
-            self.run_job(Job.CAUSAL, job)
-        return job is not None
+        return self._start_job(
+            Job.CAUSAL, lambda: causal_job(self.sessions[A], subject, target, noise, samples, window, seed))
 
     def run_graph(self, target: int | None = None, node_threshold: float | None = None,
                   edge_threshold: float | None = None) -> bool:
         """The transcoder attribution graph of A's prompt (job GRAPH); False before A has run, or (with a
         message) when the model folder ships no transcoders."""
-        try:
-            job = graph_job(self.sessions[A], target, node_threshold, edge_threshold)
-        except ValueError as e:
-            self.report_error(str(e))
-            return False
-        if job is not None:
-            self.run_job(Job.GRAPH, job)
-        return job is not None
+        return self._start_job(Job.GRAPH, lambda: graph_job(self.sessions[A], target, node_threshold, edge_threshold))
 
     def run_graph_ablation(self, nodes, scale: float = 0.0) -> bool:
         """Scale (0: ablate) nodes of A's circuit graph in the model and compare each target logit's change with the
         graph's prediction (job GRAPH_ABLATION); False, with a message when it cannot run."""
-        try:
-            job = graph_ablation_job(self.sessions[A], nodes, scale)
-        except ValueError as e:
-            self.report_error(str(e))
-            return False
-        if job is not None:
-            self.run_job(Job.GRAPH_ABLATION, job)
-        return job is not None
+        return self._start_job(Job.GRAPH_ABLATION, lambda: graph_ablation_job(self.sessions[A], nodes, scale))
 
     def add_supernode(self, name: str, nodes) -> bool:
         """Group ``nodes`` of A's circuit graph as the supernode ``name`` (kept in the graph's JSON, circuit-tracer's
@@ -316,14 +297,7 @@ class AppState(QObject):
     def edit_fact(self, prompt: str, subject: str, target: str, layer: int | None = None) -> bool:
         """Compute ROME's edit on the worker (job EDIT); when it is done the edit is put in force on session A
         (a chip, removable like any intervention). False, with a message, when the request cannot be made."""
-        try:
-            job = edit_job(self.sessions[A], prompt, subject, target, layer)
-        except ValueError as e:
-            self.report_error(str(e))
-            return False
-        if job is not None:
-            self.run_job(Job.EDIT, job)
-        return job is not None
+        return self._start_job(Job.EDIT, lambda: edit_job(self.sessions[A], prompt, subject, target, layer))
 
     def save_edited_model(self, out: str) -> bool:
         """Write A's model with its ROME edits applied into the new folder ``out`` on the worker (job SAVE_EDIT);
@@ -364,27 +338,14 @@ class AppState(QObject):
         """Set feature ``feature`` of block ``layer``'s SAE to ``value`` (0: ablate it) at ``positions`` (None:
         every position of A's text) through the graph's inputs; computed on the worker (job FEATURE_CLAMP), then
         put in force on A as chips. False, with a message, when it cannot be done."""
-        try:
-            job = feature_clamp_job(self.sessions[A], layer, feature, value, positions)
-        except ValueError as e:
-            self.report_error(str(e))
-            return False
-        if job is not None:
-            self.run_job(Job.FEATURE_CLAMP, job)
-        return job is not None
+        return self._start_job(
+            Job.FEATURE_CLAMP, lambda: feature_clamp_job(self.sessions[A], layer, feature, value, positions))
 
     def read_feature_on_text(self, layer: int, feature: int, text: str, kind: str = "sae") -> bool:
         """A feature page's "test your own text": the feature's activation on each token of ``text``, computed on
         the worker (job FEATURE_TEXT; the answer is a :class:`~gpt2viz.app.jobs.FeatureText`); ``kind`` "sae" or
         "transcoder"."""
-        try:
-            job = feature_text_job(self.sessions[A], layer, feature, text, kind)
-        except ValueError as e:
-            self.report_error(str(e))
-            return False
-        if job is not None:
-            self.run_job(Job.FEATURE_TEXT, job)
-        return job is not None
+        return self._start_job(Job.FEATURE_TEXT, lambda: feature_text_job(self.sessions[A], layer, feature, text, kind))
 
     def _on_job_done(self, job: str, summary) -> None:
         # an edit the user asked for joins A's interventions (the text runs again under it)
@@ -392,6 +353,18 @@ class AppState(QObject):
             self.set_interventions(self.sessions[A].interventions + (summary.edit,))
         if job == Job.FEATURE_CLAMP.value and summary and self.sessions[A].model is not None:
             self.set_interventions(self.sessions[A].interventions + tuple(summary))
+
+    def _start_job(self, kind: Job, make) -> bool:
+        """Build a job with ``make()`` and run it as ``kind``: False when there is nothing to run yet (``make``
+        gives None: no run to analyse) or, with a message, when the request cannot be made (a ValueError)."""
+        try:
+            job = make()
+        except ValueError as e:
+            self.report_error(str(e))
+            return False
+        if job is not None:
+            self.run_job(kind, job)
+        return job is not None
 
     def run_job(self, job: Job | str, fn) -> None:
         """Run ``fn(progress, cancel)`` on the worker thread (a patching table, a causal trace).
