@@ -9,6 +9,19 @@ from gpt2viz.app.state import AppState
 from gpt2viz.widgets.main_window import MainWindow
 
 
+def run_window(qtbot, tmp_path, folder, prompt: str = "The capital of France is") -> MainWindow:
+    """A shown MainWindow (1400 x 900) with ``prompt`` run on the model folder ``folder``."""
+    st = AppState(Settings(str(tmp_path / "w.ini")))
+    w = MainWindow(st)
+    qtbot.addWidget(w)
+    w.prompt.setText(prompt)
+    w.resize(1400, 900)
+    w.show()
+    st.load_model(str(folder))
+    qtbot.waitUntil(lambda: not st.busy and st.history is not None, timeout=30000)
+    return w
+
+
 @pytest.fixture
 def stepped_window(qtbot, tmp_path, exported):
     """Factory: ``stepped_window(model_name)`` -> a shown MainWindow with 5 prompt tokens + 1 generated."""

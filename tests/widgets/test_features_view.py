@@ -9,28 +9,20 @@ import json
 import numpy as np
 import pytest
 
-from gpt2viz.app.settings import Settings
-from gpt2viz.app.state import AppState
 from gpt2viz.cli import main as cli_main
 from gpt2viz.core.features.activations import sae_activations
 from gpt2viz.core.features.shipped import feature_set
 from gpt2viz.core.features.steering import FeatureClamp, to_interventions
 from gpt2viz.core.interventions import Steer
 from gpt2viz.core.model_folder.locations import resolve_model
-from gpt2viz.widgets.main_window import MainWindow
+from tests.widgets.conftest import run_window
 
 PROMPT = "The capital of France is"
 LAYER, CAPITAL = 4, 217  # block 4's " capital" feature (tests/models/test_atlas_dashboards.py)
 
 
 def _window(qtbot, tmp_path, folder):
-    st = AppState(Settings(str(tmp_path / "f.ini")))
-    w = MainWindow(st)
-    qtbot.addWidget(w)
-    w.prompt.setText(PROMPT)
-    w.show()
-    st.load_model(str(folder))
-    qtbot.waitUntil(lambda: not st.busy and st.history is not None, timeout=30000)
+    w = run_window(qtbot, tmp_path, folder, PROMPT)
     w.detail.setCurrentWidget(w.detail.views["Features"])
     return w
 

@@ -9,25 +9,15 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from gpt2viz.app.settings import Settings
-from gpt2viz.app.state import AppState
 from gpt2viz.cli import main as cli_main
 from gpt2viz.core.model_folder.locations import resolve_model
-from gpt2viz.widgets.main_window import MainWindow
+from tests.widgets.conftest import run_window
 
 PROMPT = "The capital of France is"
 
 
 def window(qtbot, tmp_path, folder):
-    st = AppState(Settings(str(tmp_path / "g.ini")))
-    w = MainWindow(st)
-    qtbot.addWidget(w)
-    w.prompt.setText(PROMPT)
-    w.resize(1400, 900)
-    w.show()
-    st.load_model(str(folder))
-    qtbot.waitUntil(lambda: not st.busy and st.history is not None, timeout=30000)
-    return w
+    return run_window(qtbot, tmp_path, folder, PROMPT)
 
 
 @pytest.fixture

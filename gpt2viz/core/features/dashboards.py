@@ -88,6 +88,14 @@ class Dashboards:
     def __init__(self, arrays: dict[str, np.ndarray], meta: dict):
         self.arrays = arrays
         self.meta = meta
+        self._labels: dict[tuple[int, int], str] = {}
+
+    def label(self, f: int, tokenizer) -> str:
+        """Feature ``f``'s :func:`feature_label`, made once: the views ask for the same labels on every redraw."""
+        key = (int(f), id(tokenizer))
+        if key not in self._labels:
+            self._labels[key] = feature_label(self.feature(f), tokenizer)
+        return self._labels[key]
 
     @property
     def d_sae(self) -> int:
@@ -333,5 +341,5 @@ def coder_labels(coders, keys, tokenizer) -> dict[tuple[int, int], str]:
             cache[L] = load_dashboards(c) if c is not None and c.folder is not None else None
         d = cache[L]
         if d is not None and 0 <= f < d.d_sae:
-            out[(L, f)] = feature_label(d.feature(f), tokenizer)
+            out[(L, f)] = d.label(f, tokenizer)
     return out

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.features.dashboards import BANDS, feature_label
+from gpt2viz.core.features.dashboards import BANDS
 from gpt2viz.core.features.sae import SAEError
 from gpt2viz.core.features.shipped import KIND_SAE, FeatureSet, feature_set
 from gpt2viz.core.features.steering import top_features
@@ -84,7 +84,7 @@ def features_summary(session: Session, selection: Selection | None = None, n_row
     err = float(np.linalg.norm(x - fs.sae.decode(f, x)))
     tok = session.model.tokenizer
     dash = fs.dashboards
-    rows = tuple(FeatureRow(i, a, feature_label(dash.feature(i), tok) if dash else "",
+    rows = tuple(FeatureRow(i, a, dash.label(i, tok) if dash else "",
                             float(dash.arrays["density"][i]) if dash else None)
                  for i, a in top_features(f, n_rows)[0])
     c = fs.sae.cfg
@@ -179,9 +179,9 @@ def feature_page(session: Session, layer: int, feature: int, selection: Selectio
         sel = selection or session.selection
         x = _input_here(session, fs, sel.position_in(len(h.tokens)))
         here = None if x is None else float(fs.sae.encode(x)[0, feature])
-    neigh = tuple((n, c, feature_label(fs.dashboards.feature(n), tok)) for n, c in d.neighbours)
+    neigh = tuple((n, c, fs.dashboards.label(n, tok)) for n, c in d.neighbours)
     meta = fs.dashboards.meta
-    return FeaturePage(layer, feature, fs.sae.cfg.d_sae, feature_label(d, tok), d.density,
+    return FeaturePage(layer, feature, fs.sae.cfg.d_sae, fs.dashboards.label(feature, tok), d.density,
                        d.max_activation, d.histogram, contexts,
                        tuple((tok.token_display(t), v) for t, v in d.promotes),
                        tuple((tok.token_display(t), v) for t, v in d.suppresses), neigh,
