@@ -18,6 +18,9 @@ QToolButton:checked { border: 2px solid palette(highlight); background: palette(
 """
 
 
+TAIL_CONTEXT = 8  # tokens described again after a step: the last 3 chips and the bytes before them
+
+
 class TokenStrip(Retranslating, QScrollArea):
     """Chips for the tokens of the current history; the selected position is checked."""
 
@@ -42,6 +45,14 @@ class TokenStrip(Retranslating, QScrollArea):
         self._offset = 0
         self._tokens: tuple[int, ...] = ()
         self._prompt_len = -1
+        # The strip follows the newest token: the bar's range grows only when the layout places a new chip,
+        # which happens after _on_history (scrolling then went to the old end, and the next frame repainted
+        # every chip once more to scroll again); following the range keeps it to one frame. Moving the bar
+        # by hand stops following until the next token.
+        self._follow = True
+        bar = self.horizontalScrollBar()
+        bar.rangeChanged.connect(lambda _lo, hi: self._follow and bar.setValue(hi))
+        bar.actionTriggered.connect(self._stop_following)
         state.sigHistory.connect(lambda name: name == self.name and self._on_history())
         state.sigSelection.connect(lambda name: name == self.name and self._mark())
         self._rebuild()
@@ -59,15 +70,19 @@ class TokenStrip(Retranslating, QScrollArea):
             return
         new = h.tokens
         if new[: len(old)] == old:
-            infos = self.session.model.tokenizer.describe(list(new))
+            # Only the tail is described again (describing all 200 tokens of a long text was ~2 ms of every
+            # step): a character still incomplete at the old end started in its last 3 tokens (UTF-8: at
+            # most 4 bytes), so only those chips can change, and 8 tokens of context describe them whole.
+            first = max(0, len(old) - TAIL_CONTEXT)
+            infos = dict(enumerate(self.session.model.tokenizer.describe(list(new[first:])), start=first))
             for pos in range(len(old), len(new)):
                 b = self._chip(pos, infos[pos], pos >= h.prompt_len)
                 self._row.insertWidget(self._row.count() - 1, b)  # before the stretch
                 self.chips.append(b)
-            for b, info in zip(self.chips, infos):  # a partial character may now be complete
-                text = info.display.replace("&", "&&")
-                if b.text() != text:
-                    b.setText(text)
+            for pos in range(max(0, len(old) - 3), len(old)):  # a partial character may now be complete
+                text = infos[pos].display.replace("&", "&&")
+                if self.chips[pos].text() != text:
+                    self.chips[pos].setText(text)
         elif old[: len(new)] == new:
             for b in self.chips[len(new):]:
                 self._row.removeWidget(b)
@@ -78,7 +93,14 @@ class TokenStrip(Retranslating, QScrollArea):
             return
         self._tokens = new
         self._mark()
+        self._to_end()
+
+    def _to_end(self) -> None:
+        self._follow = True
         self.horizontalScrollBar().setValue(self.horizontalScrollBar().maximum())
+
+    def _stop_following(self, _action: int) -> None:
+        self._follow = False
 
     def _chip(self, pos: int, info, generated: bool) -> QToolButton:
         b = QToolButton()
@@ -126,7 +148,7 @@ class TokenStrip(Retranslating, QScrollArea):
             self.chips.append(b)
         self._row.addStretch(1)
         self._mark()
-        self.horizontalScrollBar().setValue(self.horizontalScrollBar().maximum())
+        self._to_end()
 
     def toggle_subject(self, pos: int) -> None:
         """Add ``pos`` to the subject tokens of the causal trace, or take it out (Shift+click a chip)."""

@@ -31,3 +31,33 @@ def test_a_new_run_hands_over_the_newest_positions_hooks_computed(monkeypatch, e
             h.hook_at(("post", L), newest)
         model.run = run
         assert model_runs == []
+
+
+def test_back_and_reset_hand_over_the_lens_made_for_that_state_without_making_it_again(exported):
+    """A step's lens is remembered: Back to a state emitted before answers with the same lens, made once;
+    a state under other interventions gets its own."""
+    import numpy as np
+
+    from gpt2viz.core.analysis.lens import residual_stack_at
+    from gpt2viz.core.generation.sampling import SamplingSettings
+
+    w = InferenceWorker()
+    got = []
+    w.sigResult.connect(lambda _r, _s, res: got.append(res))
+    w.sigFailed.connect(lambda _r, _s, msg: got.append(msg))
+    w.load_model(1, "A", str(exported["l3h4e32"]))
+    w.start(2, "A", "The capital of France is", ())
+    first = got[-1]
+    weights = w.weights["A"]
+    made = []
+    lens_with_tops = weights.lens_with_tops
+    weights.lens_with_tops = lambda stack: made.append(1) or lens_with_tops(stack)
+    w.step(3, "A", SamplingSettings(1.0, 0, 1.0, 0), None, (), True)
+    assert made == [1]
+    w.back(4, "A")
+    back = got[-1]
+    assert made == [1] and back.lens is first.lens and back.lens_tops is first.lens_tops
+    h = back.history
+    np.testing.assert_array_equal(back.lens, lens_with_tops(residual_stack_at(h, 3, len(h.tokens) - 1))[0])
+    w.intervene(5, "A", (HeadAblation(1, 2),))
+    assert made == [1, 1] and got[-1].lens is not first.lens  # the same tokens, another run: its own lens

@@ -16,14 +16,24 @@ from __future__ import annotations
 import os
 import random
 import re
-import shutil
 import sys
 import traceback
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import (QAbstractButton, QApplication, QComboBox, QFileDialog, QLineEdit, QMenu,
-                               QMessageBox, QSlider, QSpinBox, QTableWidget)
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
+    QComboBox,
+    QFileDialog,
+    QInputDialog,
+    QLineEdit,
+    QMenu,
+    QMessageBox,
+    QSlider,
+    QSpinBox,
+    QTableView,
+)
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
@@ -127,11 +137,11 @@ class Fuzzer:
         self.qtbot.mouseClick(vp, button, pos=pos)
 
     def click_table(self) -> None:
-        tables = [t for t in self._visible(QTableWidget) if t.rowCount() and t.columnCount()]
+        tables = [t for t in self._visible(QTableView) if t.model().rowCount() and t.model().columnCount()]
         if tables:
             t = self.rng.choice(tables)
-            r, c = self.rng.randrange(t.rowCount()), self.rng.randrange(t.columnCount())
-            t.scrollToItem(t.item(r, c)) if t.item(r, c) else None
+            r, c = self.rng.randrange(t.model().rowCount()), self.rng.randrange(t.model().columnCount())
+            t.scrollTo(t.model().index(r, c))
             rect = t.visualRect(t.model().index(r, c))
             self.note(f"{r},{c}")
             self.qtbot.mouseClick(t.viewport(), Qt.LeftButton, pos=rect.center())
@@ -443,6 +453,12 @@ def test_seeded_gui_fuzz(qtbot, fuzz_window, tmp_path, monkeypatch):
         lambda *a, **k: rng.choice((QMessageBox.Yes, QMessageBox.No))))
     fz = Fuzzer(qtbot, win, rng, folders, out)
     fz.qtbot_patch = lambda name, fn: monkeypatch.setattr(QFileDialog, name, staticmethod(fn))
+    # A button clicked before the first export event (the causal trace's Export…) would open a real, modal
+    # file dialog and wait for a person forever: until an export event sets a path, every dialog is cancelled.
+    for name, cancelled in (("getSaveFileName", ("", "")), ("getOpenFileName", ("", "")),
+                            ("getExistingDirectory", "")):
+        fz.qtbot_patch(name, lambda *a, _c=cancelled, **k: _c)
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("", False)))  # a supernode's name
     win.export_scale = 1.0  # pictures at screen size: the fuzz is about the paths, not the pixels
     errors = 0
     reproduce = f"GPT2VIZ_FUZZ_SEED={seed} python -m pytest {__file__}"

@@ -54,7 +54,7 @@ def test_hidden_views_catch_up_after_a_switch(win, qtbot):
     lens = win.detail.views["Logit lens"]
     win.detail.setCurrentWidget(lens)
     qtbot.waitUntil(lambda: bool(CJK.search(lens.caption.text())), timeout=5000)
-    assert lens.table.verticalHeaderItem(0).text() == "嵌入"
+    assert lens.table.model().headerData(0, Qt.Vertical) == "嵌入"
 
 
 def test_zh_svg_snapshot_has_chinese_text(tmp_path, exported, english):

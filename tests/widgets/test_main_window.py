@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from gpt2viz.cli import main as cli_main
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
+from gpt2viz.cli import main as cli_main
 from gpt2viz.core.session.session import TOKENS, Stage
 from gpt2viz.widgets.main_window import MainWindow
 
@@ -204,6 +204,24 @@ def test_token_strip_follows_steps_back_and_partial_characters(qtbot, window):
     assert [c.property("generated") for c in window.tokens.chips] == [False, False, True, True]
     st.reset()
     qtbot.waitUntil(lambda: len(window.tokens.chips) == 2, timeout=5000)
+
+
+def test_token_strip_completes_a_character_split_across_steps_after_a_long_prompt(qtbot, window):
+    """The strip describes only its tail after a step: a character whose bytes arrive in two steps, after more
+    tokens than that tail, still shows whole on both chips, as describing the whole text shows it."""
+    st = window.state
+    tok = st.model.tokenizer
+    window.prompt.setText("one two three four five six seven eight nine ten eleven twelve")
+    window.run_prompt()
+    wait_idle(qtbot, st)
+    parts = tok.encode("你")
+    assert len(parts) == 2
+    for t in parts:
+        st.step(token=t)
+        wait_idle(qtbot, st)
+        want = [d.display.replace("&", "&&") for d in tok.describe(list(st.history.tokens))]
+        assert [c.text() for c in window.tokens.chips] == want
+    assert [c.text() for c in window.tokens.chips[-2:]] == ["你[1-2/3]", "你[3-3/3]"]
 
 
 def test_keyboard_focus_starts_in_the_prompt_box(qtbot, window):

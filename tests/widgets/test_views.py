@@ -50,14 +50,38 @@ def test_lens_view_last_row_is_the_models_output(win):
     model = Model(st.model.folder)
     full, _ = model.run(list(st.history.tokens), keep_all_logits=True)
     tok = st.model.tokenizer
-    last = view.table.rowCount() - 1
-    assert [view.table.item(last, c).text().split("\n")[0] for c in range(view.table.columnCount())] == [
+    cells = view.table.model()
+    last = cells.rowCount() - 1
+    assert [cells.index(last, c).data().split("\n")[0] for c in range(cells.columnCount())] == [
         tok.token_display(int(t)) for t in full["logits"].argmax(-1)]
     st.select_position(2)
     # target defaults to the token that followed position 2; its final rank is the model's own
     target = st.history.tokens[3]
     rank = int((full["logits"][2] > full["logits"][2][target]).sum())
     assert view.rank_label.text().split(": ")[1].split(", ")[-1] == str(rank)
+
+
+def test_lens_grid_cells_show_the_lens_and_a_click_selects_the_column(win, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    st, view = win.state, win.detail.views["Logit lens"]
+    win.detail.setCurrentWidget(view)
+    cells, g = view.table.model(), view.grid
+    tok = st.model.tokenizer
+    assert (cells.rowCount(), cells.columnCount()) == g.tops.shape
+    r, c = 2, 1
+    text = cells.index(r, c).data()
+    assert text == f"{tok.token_display(int(g.tops[r, c]))}\n{float(g.probs[r, c]):.0%}"
+    assert f"position {g.positions[c]} predicts" in cells.index(r, c).data(Qt.ToolTipRole)
+    assert cells.headerData(c, Qt.Horizontal) == f"{g.positions[c]} {tok.token_display(g.tokens[c])}"
+    # every column is wide enough for its widest token: nothing is cut off
+    fm = view.table.fontMetrics()
+    assert all(view.table.columnWidth(k) > max(fm.horizontalAdvance(cells.index(i, k).data().split("\n")[0])
+                                               for i in range(cells.rowCount())) for k in range(cells.columnCount()))
+    rect = view.table.visualRect(cells.index(r, c))
+    QTest.mouseClick(view.table.viewport(), Qt.LeftButton, Qt.NoModifier, rect.center())
+    qtbot.waitUntil(lambda: st.selected_position == g.positions[c], timeout=3000)
 
 
 def test_embedding_sum_is_block_0_input(win):
@@ -133,6 +157,21 @@ def test_pipeline_bars_keep_every_peak_in_at_most_n_bars():
     bars = pooled(row, 40)
     assert len(bars) == 40 and sorted(bars[bars > 0]) == [0.2, 0.5, 0.9]
     np.testing.assert_array_equal(pooled(row[:7], 40), row[:7])  # fewer positions than bars: as they are
+
+
+def test_pipeline_bars_image_draws_each_bar_to_its_height_with_a_gap():
+    from PySide6.QtGui import QColor
+
+    from gpt2viz.widgets.pipeline import bars_image
+
+    img = bars_image(np.array([0.0, 0.5, 1.0, 0.25]), 80, 34, QColor(10, 20, 30))
+    assert (img.width(), img.height()) == (80, 34)
+    a = np.array([[img.pixelColor(x, y).alpha() for x in range(80)] for y in range(34)])
+    heights = [(a[:, 20 * j] > 0).sum() for j in range(4)]
+    assert heights == [1, 17, 34, 8]  # at least 1 px; 0.5 * 34; 34; round(0.25 * 34)
+    assert a[-1, 19] == 0 and a[-1, 18] > 0  # a bar 20 px wide: 19 filled, then the gap
+    assert a[-1, 40] == 255 and a[-1, 0] == round(255 * 0.35)  # opacity rises with the value
+    assert img.pixelColor(40, 33).red() == 10 and img.pixelColor(40, 33).blue() == 30
 
 
 def test_the_hidden_journey_waits_and_catches_up_when_shown(win):

@@ -266,7 +266,7 @@ def build_path_summary(history, weights, n_layer: int, n_head: int, tokenizer, p
             messages.append(str(e).replace(f"--{what} ", f"{what} "))
             continue
         target, vs = (tid, vs) if what == "target" else (target, tid)
-    attr = attribute(history, weights, n_layer, n_head, target=target, vs=vs, position=position)
+    attr = attribute(history, weights, n_layer, n_head, target=target, vs=vs, position=position, neurons=False)
     q = attr.position
     if attr.vs is not None and attr.vs == attr.target:
         messages.append("vs equals the target: every value is 0")
@@ -297,7 +297,7 @@ def with_before(summary: PathSummary, before_history, weights, n_layer: int, n_h
     """``summary`` with the ghosts: the same target (and ``vs``) at the same position attributed in
     ``before_history`` (the run without the interventions ``summary``'s run was under), per bar and in total."""
     b = attribute(before_history, weights, n_layer, n_head, target=summary.target, vs=summary.vs,
-                  position=summary.position)
+                  position=summary.position, neurons=False)
     value = {(c.kind, c.layer, c.head): c.value for c in b.components()}
     return replace(summary, before_logit=float(b.logit),
                    before_bars=tuple(float(value.get((x.kind, x.layer, x.head), 0.0)) for x in summary.bars))

@@ -129,6 +129,7 @@ class GPT2Tokenizer:
         self._decoder = _byte_decoder()
         self.vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
         self._eot = tokenizer.token_to_id(END_OF_TEXT)
+        self._display: dict[int, str] = {}  # token_display's answers (a vocabulary's worth at most)
 
     @classmethod
     def from_file(cls, path: str | Path) -> "GPT2Tokenizer":
@@ -190,7 +191,12 @@ class GPT2Tokenizer:
 
     def token_display(self, token_id: int) -> str:
         """Readable text of one token with whitespace made visible."""
-        return make_visible(self.token_text(token_id))
+        # Remembered per id: the views show ~250 tokens after every step (the lens grid alone 208), and
+        # each was ~7 µs of byte decoding (bench/bench_latency.py's profile of a Step).
+        shown = self._display.get(token_id)
+        if shown is None:
+            shown = self._display[token_id] = make_visible(self.token_text(token_id))
+        return shown
 
     def describe(self, ids: list[int]) -> list[TokenInfo]:
         """Describe each token of a sequence: bytes, byte span, readable and visible text."""

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QHBoxLayout, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLineEdit, QSplitter, QTableView, QVBoxLayout, QWidget
 
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.lens import MAX_POSITIONS, LensGrid, LensTarget, lens_grid, lens_target
 from gpt2viz.widgets.views.common import LazyView, note, symbol_style, themed_plot
+from gpt2viz.widgets.views.lens_grid_model import LensCellDelegate, LensGridModel
 
 
 class LensView(LazyView):
@@ -21,9 +21,12 @@ class LensView(LazyView):
         super().__init__(parent)
         self.bind(state, session)
         self.caption = note()
-        self.table = QTableWidget()
+        self.table = QTableView()
+        self.cells = LensGridModel(self)
+        self.table.setModel(self.cells)
+        self.table.setItemDelegate(LensCellDelegate(self.cells, self.table))
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.table.cellClicked.connect(self._on_cell)
+        self.table.clicked.connect(lambda index: self._on_cell(index.row(), index.column()))
         self.target = QLineEdit()
         self.target.editingFinished.connect(self.refresh_target)
         self.chart = themed_plot(self)
@@ -49,7 +52,6 @@ class LensView(LazyView):
         lay.addWidget(split, 1)
         self.grid: LensGrid | None = None
         self.path: LensTarget | None = None
-        self._headers = None
         self.watch(state.sigHistory)
         self.watch(state.sigSelection, self.refresh_target)
         self.retranslate()
@@ -60,55 +62,50 @@ class LensView(LazyView):
         self.target.setPlaceholderText(self.tr("target token (default: the token the model chose next)"))
         self.chart.setLabel("bottom", self.tr("depth (0 = embeddings, then after each block)"))
         self.chart.setLabel("left", self.tr("probability"))
-        self._headers = None
 
     def refresh(self) -> None:
         s = self.session
         self.grid = g = lens_grid(s, MAX_POSITIONS)
         if g is None:
             self.caption.setText(self.tr("Run a prompt to see the logit lens."))
-            self.table.setRowCount(0)  # no stale grid to click on while a model loads or after a failed run
-            self.table.setColumnCount(0)
-            self._headers = None
+            self.cells.show(None, None, [], [], [], "")  # no stale grid to click on while a model loads
             return
-        tok, n_rows, n_cols = s.model.tokenizer, g.tops.shape[0], len(g.positions)
-        headers = ([f"{p} {tok.token_display(t)}" for p, t in zip(g.positions, g.tokens)], n_rows)
-        resize = headers != self._headers
-        if resize:
-            self._headers = headers
-            self.table.setRowCount(n_rows)
-            self.table.setColumnCount(n_cols)
-            self.table.setHorizontalHeaderLabels(headers[0])
-            self.table.setVerticalHeaderLabels([self.tr("embed")] + [self.tr("block {layer}").format(layer=L)
-                                                                   for L in range(n_rows - 1)])
-        # translated once per refresh, not per cell (a grid is up to 16 x 49 cells, redrawn while playing)
-        tip = self.tr("{where}, position {pos} predicts {token} ({prob:.1%})")
+        tok, n_rows = s.model.tokenizer, g.tops.shape[0]
         block = self.tr("after block {layer}")
-        wheres = [self.tr("after the embeddings")] + [block.format(layer=L) for L in range(n_rows - 1)]
-        for r in range(n_rows):
-            for c in range(n_cols):
-                p, top = float(g.probs[r, c]), int(g.tops[r, c])
-                item = self.table.item(r, c)
-                if item is None:  # items are reused: only their text and colour change
-                    item = QTableWidgetItem()
-                    self.table.setItem(r, c, item)
-                shown = tok.token_display(top)
-                item.setText(f"{shown}\n{p:.0%}")
-                item.setBackground(QColor(70, 130, 200, int(30 + 200 * p)))
-                item.setToolTip(tip.format(where=wheres[r], pos=g.positions[c], token=shown, prob=p))
-        if resize:
-            self.table.resizeColumnsToContents()
-            self.table.resizeRowsToContents()
-            self.table.scrollToItem(self.table.item(0, n_cols - 1))  # the newest positions matter most
+        changed = self.cells.show(
+            g, tok.token_display, [f"{p} {tok.token_display(t)}" for p, t in zip(g.positions, g.tokens)],
+            [self.tr("embed")] + [self.tr("block {layer}").format(layer=L) for L in range(n_rows - 1)],
+            [self.tr("after the embeddings")] + [block.format(layer=L) for L in range(n_rows - 1)],
+            self.tr("{where}, position {pos} predicts {token} ({prob:.1%})"))
+        if changed:
+            self._size_cells()
         # lay the cells out now: the view's own delayed layout ran after the window's next frame and asked for another
         self.table.doItemsLayout()
-        clip = self.tr(" Showing the newest {n} of {total} positions.").format(n=n_cols, total=g.n_tokens) \
+        if changed:  # after the layout, which sets the scroll bars' ranges
+            self.table.scrollTo(self.cells.index(0, len(g.positions) - 1))  # the newest positions matter most
+        clip = self.tr(" Showing the newest {n} of {total} positions.").format(n=len(g.positions), total=g.n_tokens) \
             if g.n_tokens > MAX_POSITIONS else ""
         self.caption.setText(self.tr("Each cell: the token the residual stream would predict if the model stopped after "
                                      "that block (final LayerNorm + unembedding applied early), and its probability. "
                                      "The last row is the model's real output. Click a column to select that "
                                      "position.") + clip)
         self.refresh_target()
+
+    def _size_cells(self) -> None:
+        """Every column as wide as the widest token or header in view, every row two lines.
+
+        Measured from the texts, not by asking each cell for its size hint (resizeColumnsToContents: ~1 ms
+        per 100 cells). One width for all columns, set as the header's default: a new run's columns are born
+        that wide, so no column is resized after a step (a resized column makes the table repaint itself
+        once more, in a frame of its own, after a 0 ms timer)."""
+        fm, hfm = self.table.fontMetrics(), self.table.horizontalHeader().fontMetrics()
+        pad = 2 * self.table.style().pixelMetric(self.table.style().PixelMetric.PM_FocusFrameHMargin) + 10
+        width = max(fm.horizontalAdvance("100%"), *(hfm.horizontalAdvance(t) for t in self.cells.col_heads),
+                    *(fm.horizontalAdvance(t) for row in self.cells.shown for t in row)) + pad
+        head = self.table.horizontalHeader()
+        if head.defaultSectionSize() != width:
+            head.setDefaultSectionSize(width)
+        self.table.verticalHeader().setDefaultSectionSize(2 * fm.lineSpacing() + 8)
 
     def _on_cell(self, _row: int, col: int) -> None:
         if self.grid is not None and 0 <= col < len(self.grid.positions):

@@ -62,6 +62,12 @@ def test_source_split_and_neurons_sum_to_their_totals(exported, name):
     assert a.by_source.shape == (model.config.n_layer, model.config.n_head, len(h.tokens))
     np.testing.assert_allclose(a.by_source.sum(-1), a.heads, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(a.neurons.sum(1) + a.mlp_out_bias, a.mlp, rtol=1e-4, atol=1e-6)
+    # without its neurons (the Path view's): every other number the same, and asking for neurons says why not
+    b = attribute(h, w, model.config.n_layer, model.config.n_head, neurons=False)
+    assert b.neurons is None and b.components() == a.components() and b.total() == a.total()
+    np.testing.assert_array_equal(b.by_source, a.by_source)
+    with pytest.raises(ValueError, match="without its neurons"):
+        b.top_neurons(0)
 
 
 def _torch_dla(model, ids, target):

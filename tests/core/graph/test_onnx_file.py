@@ -155,3 +155,7 @@ def test_every_session_runs_nodes_in_the_graphs_order_and_spins_only_inside_runs
         assert opts.execution_order == ort.ExecutionOrder.PRIORITY_BASED
         assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "1"
         assert opts.get_session_config_entry("session.force_spinning_stop") == "1"
+    # on-demand sub-graphs open often and run rarely: no arena, no pre-packed weights (see Model._ondemand_opts)
+    sub = model.ondemand_session(0, "attn")[0].get_session_options()
+    assert sub.get_session_config_entry("session.disable_prepacking") == "1" and not sub.enable_cpu_mem_arena
+    assert model.session.get_session_options().enable_cpu_mem_arena

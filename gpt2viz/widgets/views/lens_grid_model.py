@@ -1,0 +1,98 @@
+"""The logit-lens grid as a Qt item model: cells are formatted when the table paints them, not per step.
+
+The grid was a QTableWidget whose 13 x 16 items each got a new text, colour and tooltip after every step,
+and whose columns were sized by measuring every cell (resizeColumnsToContents): ~7 ms of the GUI thread
+per step on a GPT-2-small-sized model, most of the view's share of a Step (bench/bench_latency.py). A
+model answers the table's questions from the grid's arrays, for the cells in view only, and a delegate paints
+each cell straight from them (Qt's own delegate asked the model ~10 questions per cell: 6 ms of a frame).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate
+
+from gpt2viz.core.viewmodels.lens import LensGrid
+
+CELL_COLOUR = (70, 130, 200)
+
+
+class LensGridModel(QAbstractTableModel):
+    """Rows = depths (embeddings, then after each block), columns = positions, of one :class:`LensGrid`."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.grid: LensGrid | None = None
+        self.shown: list[list[str]] = []  # [row][col] the top token, as the tokenizer displays it
+        self.col_heads: list[str] = []
+        self.row_heads: list[str] = []
+        self.wheres: list[str] = []  # "after block 3", per row: the tooltips' first words
+        self.tip = ""
+
+    def show(self, grid: LensGrid | None, display, col_heads: list[str], row_heads: list[str],
+             wheres: list[str], tip: str) -> bool:
+        """Show ``grid`` (None: empty); ``display`` turns a token id into its shown text. True when the
+        grid's shape or headers changed (the view then sizes its columns again)."""
+        shown = [[display(int(t)) for t in row] for row in grid.tops] if grid is not None else []
+        changed = (col_heads != self.col_heads or row_heads != self.row_heads
+                   or (grid is None) != (self.grid is None))
+        if changed:
+            self.beginResetModel()
+        self.grid, self.shown, self.col_heads, self.row_heads = grid, shown, col_heads, row_heads
+        self.wheres, self.tip = wheres, tip
+        if changed:
+            self.endResetModel()
+        elif grid is not None:
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1))
+        return changed
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt's name
+        return 0 if parent.isValid() or self.grid is None else len(self.row_heads)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt's name
+        return 0 if parent.isValid() or self.grid is None else len(self.col_heads)
+
+    def data(self, index: QModelIndex, role: int = Qt.DisplayRole):
+        """A cell's text (the token and its probability), colour (deeper for a likelier token) and tooltip."""
+        if self.grid is None or not index.isValid():
+            return None
+        r, c = index.row(), index.column()
+        if role == Qt.DisplayRole:
+            return f"{self.shown[r][c]}\n{float(self.grid.probs[r, c]):.0%}"
+        if role == Qt.BackgroundRole:
+            return QColor(*CELL_COLOUR, int(30 + 200 * float(self.grid.probs[r, c])))
+        if role == Qt.ToolTipRole:
+            return self.tip.format(where=self.wheres[r], pos=self.grid.positions[c], token=self.shown[r][c],
+                                   prob=float(self.grid.probs[r, c]))
+        return None
+
+    def headerData(self, section: int, orientation, role: int = Qt.DisplayRole):  # noqa: N802 - Qt's name
+        if role != Qt.DisplayRole:
+            return None
+        heads = self.col_heads if orientation == Qt.Horizontal else self.row_heads
+        return heads[section] if 0 <= section < len(heads) else None
+
+
+class LensCellDelegate(QStyledItemDelegate):
+    """Paints a grid cell from :class:`LensGridModel`'s arrays: its colour, then the token over its probability."""
+
+    def __init__(self, cells: LensGridModel, parent=None):
+        super().__init__(parent)
+        self.cells = cells
+
+    def paint(self, painter, option, index) -> None:
+        """One cell: the background by probability, a highlight when selected, two centred lines of text."""
+        g = self.cells.grid
+        if g is None:
+            return
+        r, c = index.row(), index.column()
+        p = float(g.probs[r, c])
+        painter.fillRect(option.rect, QColor(*CELL_COLOUR, int(30 + 200 * p)))
+        pal = option.palette
+        text_role = QPalette.Text
+        if option.state & QStyle.State_Selected:
+            painter.fillRect(option.rect, pal.color(QPalette.Highlight))
+            text_role = QPalette.HighlightedText
+        painter.setPen(pal.color(text_role))
+        painter.drawText(option.rect, Qt.AlignCenter, f"{self.cells.shown[r][c]}\n{p:.0%}")
