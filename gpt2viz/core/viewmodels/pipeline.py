@@ -140,10 +140,7 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
             int(tops[L + 1]), float(ptops[L + 1]),
             None if delta_rows is None else int(delta_rows[0][L + 1]),
             None if delta_rows is None else float(delta_rows[1][L + 1])))
-    if pos == n - 1:
-        final = np.asarray(h.current.logits, np.float32)
-    else:
-        final = (lens if lens is not None else session.lens(pos))[-1]
+    final = np.asarray(session.output_logits(pos), np.float32)
     order = np.argpartition(-final, 3)[:3]
     order = order[np.argsort(-final[order])]
     probs = softmax(final)

@@ -83,6 +83,21 @@ def test_pipeline_summary_matches_transformers(sess, hf):
     assert s.choice.chosen == chosen == int(np.argmax(sess.history.current.logits))  # greedy
 
 
+def test_output_logits_are_the_models_at_every_position(exported, torch_models):
+    """A prompt position's from one LM-head row on its residual, a generated one's from its own step, the newest
+    the last call's: each transformers' logits there; the pipeline's top tokens at an earlier position use them."""
+    s = make_session(exported["l3h4e32"], steps=3)
+    with torch.no_grad():
+        want = torch_models["l3h4e32"](torch.tensor([list(s.history.tokens)])).logits[0].numpy()
+    for pos in range(len(s.history.tokens)):
+        np.testing.assert_allclose(s.output_logits(pos), want[pos], atol=1e-4)
+    first_step = len(PROMPT) - 1  # its logits chose the first generated token: held by the prefill's trace
+    assert s.output_logits(first_step) is s.history.frames[0].trace.last_logits
+    assert s.output_logits(len(PROMPT)) is s.history.frames[1].trace.last_logits
+    s.select_position(1)
+    assert pipeline_summary(s).top_ids == tuple(np.argsort(-want[1])[:3])
+
+
 def test_stage_explanation_uses_the_cell_numbers(sess):
     from gpt2viz.app.stages import cell_text, explain
 
