@@ -1,7 +1,9 @@
 """Tokens per second: auto-stepping in the visible window vs the CLI's headless loop, in one run.
 
 The app keeps every hook of every step and redraws the token strip, pipeline, stage detail and chart
-after each one; the CLI keeps logits only. Rounds alternate so machine noise hits both alike.
+after each one; the CLI keeps logits only. A third line runs the app's worker alone (its step slot called
+directly, every hook kept and each new position's lens column made, as while playing): what the model side of
+the app costs before any window. Rounds alternate so machine noise hits all three alike.
 
     python bench/bench_app.py [--model atlas] [--tokens 60] [--rounds 3]
 (under a display, or QT_QPA_PLATFORM=offscreen)
@@ -30,6 +32,26 @@ def cli_tokens_per_s(folder, n: int) -> float:
     t0 = time.perf_counter()
     for _ in range(n):
         gen.step(s)
+    return n / (time.perf_counter() - t0)
+
+
+def worker_tokens_per_s(folder, n: int) -> float:
+    """The app's own worker without a window or thread: its step slot called directly, as while playing (every
+    hook kept, and the new position's lens column made), each timed until its result signal."""
+    from gpt2viz.app.worker import InferenceWorker
+    from gpt2viz.core.generation.sampling import SamplingSettings
+
+    w = InferenceWorker()
+    got: list[object] = []
+    w.sigResult.connect(lambda _r, _s, res: got.append(res))
+    w.sigFailed.connect(lambda _r, _s, msg: (_ for _ in ()).throw(RuntimeError(msg)))
+    w.load_model(1, "A", str(folder))
+    w.start(2, "A", PROMPT, ())
+    s = SamplingSettings(temperature=1.0, seed=0)
+    t0 = time.perf_counter()
+    for i in range(n):
+        w.step(3 + i, "A", s, None, (), False)  # with_lens False: the lens grid's new column only, as when playing
+    assert len(got) == n + 1
     return n / (time.perf_counter() - t0)
 
 
@@ -86,16 +108,18 @@ def main() -> None:
     folder = resolve_model(a.model)
     app = QApplication.instance() or QApplication([])
     ini = os.path.join(tempfile.mkdtemp(), "bench.ini")
-    cli, gui = [], []
+    cli, gui, work = [], [], []
     for _ in range(a.rounds):
         cli.append(cli_tokens_per_s(folder, a.tokens))
         gui.append(app_tokens_per_s(app, folder, a.tokens, ini))
-    c, g = statistics.median(cli), statistics.median(gui)
+        work.append(worker_tokens_per_s(folder, a.tokens))
+    c, g, wk = statistics.median(cli), statistics.median(gui), statistics.median(work)
     print(f"model {folder.name}; {a.tokens} tokens per round, median of {a.rounds} alternating rounds; "
           f"platform {app.platformName()}")
     print(f"CLI headless (logits only):            {c:7.1f} tokens/s")
     print(f"app auto-stepping, window shown:       {g:7.1f} tokens/s")
-    print(f"ratio app / CLI: {g / c:.2f}")
+    print(f"app's worker alone (no window):        {wk:7.1f} tokens/s  (every hook + the lens column)")
+    print(f"ratio app / CLI: {g / c:.2f}; worker alone / CLI: {wk / c:.2f}")
 
 
 if __name__ == "__main__":
