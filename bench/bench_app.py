@@ -55,8 +55,9 @@ def worker_tokens_per_s(folder, n: int) -> float:
     return n / (time.perf_counter() - t0)
 
 
-def app_tokens_per_s(app, folder, n: int, ini: str) -> float:
-    """Play with pace 0 in the shown main window until ``n`` tokens were generated."""
+def app_tokens_per_s(app, folder, n: int, ini: str, tab: str | None = None) -> float:
+    """Play with pace 0 in the shown main window until ``n`` tokens were generated (``tab``: the detail tab shown,
+    default the window's own, the logit lens)."""
     from PySide6.QtCore import QEventLoop, QTimer
 
     from gpt2viz.app.settings import Settings
@@ -67,6 +68,8 @@ def app_tokens_per_s(app, folder, n: int, ini: str) -> float:
     win = MainWindow(state)
     win.prompt.setText(PROMPT)
     win.show()
+    if tab:
+        win.detail.setCurrentWidget(win.detail.views[tab])
     loop = QEventLoop()
     marks = {}
 
@@ -96,6 +99,8 @@ def main() -> None:
     ap.add_argument("--model", default=None)
     ap.add_argument("--tokens", type=int, default=60)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tab", default=None, help="detail tab to show while playing (e.g. Attention; default the "
+                    "window's: Logit lens, whose grid needs every new position's lens column)")
     a = ap.parse_args()
     if not os.environ.get("DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -111,11 +116,11 @@ def main() -> None:
     cli, gui, work = [], [], []
     for _ in range(a.rounds):
         cli.append(cli_tokens_per_s(folder, a.tokens))
-        gui.append(app_tokens_per_s(app, folder, a.tokens, ini))
+        gui.append(app_tokens_per_s(app, folder, a.tokens, ini, a.tab))
         work.append(worker_tokens_per_s(folder, a.tokens))
     c, g, wk = statistics.median(cli), statistics.median(gui), statistics.median(work)
     print(f"model {folder.name}; {a.tokens} tokens per round, median of {a.rounds} alternating rounds; "
-          f"platform {app.platformName()}")
+          f"platform {app.platformName()}; tab {a.tab or 'default'}")
     print(f"CLI headless (logits only):            {c:7.1f} tokens/s")
     print(f"app auto-stepping, window shown:       {g:7.1f} tokens/s")
     print(f"app's worker alone (no window):        {wk:7.1f} tokens/s  (every hook + the lens column)")

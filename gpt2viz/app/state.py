@@ -62,7 +62,7 @@ class AppState(QObject):
     _toLoad = Signal(int, str, str)
     _toShare = Signal(int, str, str)
     _toStart = Signal(int, str, str, object)
-    _toStep = Signal(int, str, object, object, object, bool)
+    _toStep = Signal(int, str, object, object, object, bool, bool)
     _toBack = Signal(int, str)
     _toReset = Signal(int, str)
     _toIntervene = Signal(int, str, object)
@@ -80,6 +80,7 @@ class AppState(QObject):
         self.jobs_runner = JobRunner(self.worker, self.requests.number,
                                      lambda job, summary: self.sessions[A].store_analysis(job.value, summary), self)
         self.player = Player(self.sessions, self.requests, lambda: self.step(), self)
+        self._grids_shown: dict[str, set[int]] = {}  # session -> ids of its lens grids on screen (lens_grid_shown)
 
         # The parts' signals, under the names the views have always used.
         reg = self.sessions
@@ -173,9 +174,20 @@ class AppState(QObject):
         if s.history is None:
             return
         # auto-stepping asks the worker for the lens tops only: views draw few of those frames and compute
-        # the full lens of the one they draw
-        self._toStep.emit(self._send(sid), sid.value, s.sampling, token, s.interventions,
-                          not (self.player.playing and sid is A))
+        # the full lens of the one they draw; and for no tops while no lens grid of the session is shown (the
+        # pipeline makes the one position it draws)
+        playing = self.player.playing and sid is A
+        self._toStep.emit(self._send(sid), sid.value, s.sampling, token, s.interventions, not playing,
+                          not playing or bool(self._grids_shown.get(sid.value)))
+
+    def lens_grid_shown(self, view: object, shown: bool, session: SessionId | str = A) -> None:
+        """A view showing the lens grid of ``session`` (every newest position's column) appeared or went.
+
+        While auto-stepping, the worker makes each new position's column (9.5 ms after a 19 ms step of a
+        GPT-2-small-sized model) only while such a view is on screen; one shown later makes the columns it lacks
+        in one call."""
+        views = self._grids_shown.setdefault(session_id(session).value, set())
+        (views.add if shown else views.discard)(id(view))
 
     def back(self, session: SessionId | str = A) -> None:
         """Undo the newest token (stored frames, no model call)."""

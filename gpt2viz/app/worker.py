@@ -121,7 +121,8 @@ class InferenceWorker(QObject):
         with self._lock:
             return getattr(self, "_all", False) or req < self._job_barrier.get(job, 0)
 
-    def _emit(self, req: int, session: str, elapsed_ms: float, ran: bool, with_lens: bool = True) -> None:
+    def _emit(self, req: int, session: str, elapsed_ms: float, ran: bool, with_lens: bool = True,
+              with_tops: bool = True) -> None:
         # The logit lens of the newest position is a [layers + 1, V] matmul (≈ 0.5 GFLOP for GPT-2
         # small): every view wants it after a step, so it is made here, off the GUI thread. While
         # auto-stepping the views skip most frames; then the views compute the few they draw on demand
@@ -135,6 +136,9 @@ class InferenceWorker(QObject):
         # model were this product made again).
         key = (id(gen.model), tuple(h.tokens), gen.interventions)
         lens, tops = self._lens_memo.get(key, (None, None))
+        if not with_tops and tops is None:  # nothing on screen shows this state's lens (auto-stepping)
+            self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, None, base))
+            return
         if tops is None or (with_lens and lens is None):
             stack = residual_stack_at(h, n_layer, newest)
             if with_lens:
@@ -239,8 +243,11 @@ class InferenceWorker(QObject):
             self._emit(req, session, (time.perf_counter() - t0) * 1000, True)
         self._guard(req, session, go)
 
-    @Slot(int, str, object, object, object, bool)
-    def step(self, req: int, session: str, settings, token, interventions, with_lens: bool = True) -> None:
+    @Slot(int, str, object, object, object, bool, bool)
+    def step(self, req: int, session: str, settings, token, interventions, with_lens: bool = True,
+             with_tops: bool = True) -> None:
+        """Append one token; ``with_lens`` False: only the lens grid's new column (auto-stepping), and not even
+        that when ``with_tops`` is False too (no lens grid on screen)."""
         def go():
             gen = self._gen(session)
             if not gen.frames:
@@ -248,7 +255,7 @@ class InferenceWorker(QObject):
             if tuple(interventions) != gen.interventions:
                 gen.set_interventions(interventions)
             frame = gen.step(settings, token)
-            self._emit(req, session, frame.elapsed_ms, True, with_lens)
+            self._emit(req, session, frame.elapsed_ms, True, with_lens, with_tops or with_lens)
         self._guard(req, session, go)
 
     @Slot(int, str, object)

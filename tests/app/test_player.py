@@ -20,6 +20,8 @@ def test_playing_at_full_speed_runs_ahead_and_stops_at_the_context(qtbot, state)
 
     errors, in_flight = [], []
     state.sigError.connect(errors.append)
+    grid = object()  # a lens grid on screen, as LensView reports itself
+    state.lens_grid_shown(grid, True)
     state.run_prompt("The capital of France is")
     qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
     state.sigBusy.connect(lambda _b: in_flight.append(state.requests.pending))
@@ -36,6 +38,32 @@ def test_playing_at_full_speed_runs_ahead_and_stops_at_the_context(qtbot, state)
         top, prob = lens_top(lens_at(s.history, s.weights, 2, p))
         np.testing.assert_array_equal(s._tops_cache[key][0], top)
         np.testing.assert_allclose(s._tops_cache[key][1], prob, rtol=1e-6)
+    state.lens_grid_shown(grid, False)
+
+
+def test_playing_with_no_lens_grid_on_screen_makes_no_columns_until_one_is_asked_for(qtbot, state):
+    """No lens grid shown: auto-steps bring no lens columns (the worker skips 13 LM-head rows per token); a view
+    that asks later gets each position's exact column, made then."""
+    from gpt2viz.core.analysis.lens import lens_at
+    from gpt2viz.core.numeric import lens_top
+
+    state.run_prompt("The capital of France is")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    s = state.session("A")
+    made = []
+    tops = s.weights.lens_tops
+    state.worker.weights["A"].lens_tops = lambda x: made.append(len(x)) or tops(x)  # the worker's calls
+    state.set_pace(0)
+    state.play()
+    qtbot.waitUntil(lambda: len(state.history.tokens) >= 12, timeout=20000)
+    state.pause()
+    qtbot.waitUntil(lambda: not state.busy, timeout=20000)
+    del state.worker.weights["A"].lens_tops
+    assert made == [] and s._lens_key(10) not in s._tops_cache
+    for p in (6, 10):
+        top, prob = lens_top(lens_at(s.history, s.weights, 2, p))
+        np.testing.assert_array_equal(s.lens_tops(p)[0], top)
+        np.testing.assert_allclose(s.lens_tops(p)[1], prob, rtol=1e-6)
 
 
 def test_pausing_with_steps_in_flight_shows_them(qtbot, state):

@@ -84,6 +84,17 @@ def test_lens_grid_cells_show_the_lens_and_a_click_selects_the_column(win, qtbot
     qtbot.waitUntil(lambda: st.selected_position == g.positions[c], timeout=3000)
 
 
+def test_the_lens_grid_tells_the_state_when_it_is_on_screen(win):
+    """Auto-steps bring lens columns only while a grid is shown: the view reports its showing and hiding."""
+    st, view = win.state, win.detail.views["Logit lens"]
+    win.detail.setCurrentWidget(view)
+    assert st._grids_shown["A"] == {id(view)}
+    win.detail.setCurrentWidget(win.detail.views["Tokens"])
+    assert st._grids_shown["A"] == set()
+    win.detail.setCurrentWidget(view)
+    assert st._grids_shown["A"] == {id(view)}
+
+
 def test_embedding_sum_is_block_0_input(win):
     st, view = win.state, win.detail.views["Embeddings"]
     win.detail.setCurrentWidget(view)

@@ -346,11 +346,12 @@ class Session:
         self._fill_lens(position, full=True)
         return self._lens_cache[key]
 
-    def lens_tops(self, position: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top token and its probability at every depth for ``position``."""
+    def lens_tops(self, position: int, window: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Top token and its probability at every depth for ``position``; made with those of every newest position
+        lacking them (the lens grid's window) unless ``window`` is False (a view that shows this position only)."""
         key = self._lens_key(position)
         if key not in self._tops_cache:
-            self._fill_lens(position, full=False)
+            self._fill_lens(position, full=False, window=window)
         return self._tops_cache[key]
 
     def output_logits(self, position: int) -> np.ndarray:
@@ -388,12 +389,12 @@ class Session:
         # causal: the lens at a position depends on the tokens up to it and the interventions in force
         return self.history.tokens[: position + 1], self.history.current.interventions
 
-    def _fill_lens(self, position: int, full: bool) -> None:
+    def _fill_lens(self, position: int, full: bool, window: bool = True) -> None:
         """The lens tops at ``position`` and, in the same onnxruntime call, every newest position lacking them;
         the full [n_layer + 1, V] rows at ``position`` too when ``full``.
 
         While auto-stepping, views redraw a few times a second and each redraw finds several new
-        positions: whichever view asks first (pipeline, lens grid, target path) computes them all at once,
+        positions: whichever view asks first (the lens grid, the target path) computes them all at once,
         so the grid's columns never cost one call each; their logits stay inside onnxruntime.
         """
         if full:
@@ -402,8 +403,8 @@ class Session:
             self._remember(self._lens_cache, key, lens, 8)
             self._remember(self._tops_cache, key, tops, 4096)
         n = len(self.history.tokens)
-        todo = [p for p in dict.fromkeys([position, *range(max(0, n - LENS_WINDOW), n)])
-                if self._lens_key(p) not in self._tops_cache]
+        around = range(max(0, n - LENS_WINDOW), n) if window else ()
+        todo = [p for p in dict.fromkeys([position, *around]) if self._lens_key(p) not in self._tops_cache]
         if not todo:
             return
         rows = self.n_layer + 1

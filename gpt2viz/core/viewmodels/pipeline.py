@@ -113,7 +113,9 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
     sel = selection or session.selection
     n = len(h.tokens)
     pos = sel.position_in(n)
-    tops, ptops = session.lens_tops(pos)
+    # this position's only: while auto-stepping with the lens grid hidden, the worker makes no lens columns, and
+    # the grid's whole window of them here would cost every redraw ~30 ms of the GUI thread
+    tops, ptops = session.lens_tops(pos, window=False)
     # The full [layers + 1, V] lens is an LM-head product per depth: made only when the deltas need it. The
     # newest position's last row is the model's own logits, which the step returned (while auto-stepping this
     # kept a 25 ms onnxruntime call per redraw off the GUI thread, where it competed with the worker's step).
@@ -153,7 +155,8 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
     elif pos + 1 < n:
         nxt = int(h.tokens[pos + 1])
     return PipelineSummary(
-        position=pos, token=int(h.tokens[pos]), key_tokens=tuple(int(t) for t in h.tokens[: pos + 1]), n_tokens=n, n_positions=cfg.n_positions, vocab_size=cfg.vocab_size,
+        position=pos, token=int(h.tokens[pos]), key_tokens=tuple(int(t) for t in h.tokens[: pos + 1]), n_tokens=n,
+        n_positions=cfg.n_positions, vocab_size=cfg.vocab_size,
         n_embd=cfg.n_embd, n_head=cfg.n_head, d_mlp=cfg.d_mlp,
         embed_norm=float(np.linalg.norm(e)), pos_norm=float(np.linalg.norm(p)), sum_norm=float(np.linalg.norm(e + p)),
         blocks=tuple(blocks),

@@ -83,13 +83,22 @@ class LensView(LazyView):
         self.table.doItemsLayout()
         if changed:  # after the layout, which sets the scroll bars' ranges
             self.table.scrollTo(self.cells.index(0, len(g.positions) - 1))  # the newest positions matter most
-        clip = self.tr(" Showing the newest {n} of {total} positions.").format(n=len(g.positions), total=g.n_tokens) \
-            if g.n_tokens > MAX_POSITIONS else ""
+        clip = self.tr(" Showing the newest {n} of {total} positions.").format(
+            n=len(g.positions), total=g.n_tokens) if g.n_tokens > MAX_POSITIONS else ""
         self.caption.setText(self.tr("Each cell: the token the residual stream would predict if the model stopped after "
                                      "that block (final LayerNorm + unembedding applied early), and its probability. "
                                      "The last row is the model's real output. Click a column to select that "
                                      "position.") + clip)
         self.refresh_target()
+
+    def showEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        # Before the catch-up refresh: the worker makes each new column while a grid is on screen.
+        self.state.lens_grid_shown(self, True, self.name)
+        super().showEvent(e)
+
+    def hideEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        self.state.lens_grid_shown(self, False, self.name)
+        super().hideEvent(e)
 
     def _size_cells(self) -> None:
         """Every column as wide as the widest token or header in view, every row two lines.
