@@ -101,19 +101,23 @@ class LensView(LazyView):
         super().hideEvent(e)
 
     def _size_cells(self) -> None:
-        """Every column as wide as the widest token or header in view, every row two lines.
+        """Each column as wide as its widest token or header, each row two lines.
 
-        Measured from the texts, not by asking each cell for its size hint (resizeColumnsToContents: ~1 ms
-        per 100 cells). One width for all columns, set as the header's default: a new run's columns are born
-        that wide, so no column is resized after a step (a resized column makes the table repaint itself
-        once more, in a frame of its own, after a 0 ms timer)."""
+        Measured from the texts, not by asking each cell for its size hint (resizeColumnsToContents: ~1 ms per
+        100 cells). Set with the header's signals blocked, right after the model's reset (which repaints the
+        whole grid anyway): a resized column makes the table schedule one more repaint of itself after a 0 ms
+        timer, a frame of its own after every step."""
         fm, hfm = self.table.fontMetrics(), self.table.horizontalHeader().fontMetrics()
         pad = 2 * self.table.style().pixelMetric(self.table.style().PixelMetric.PM_FocusFrameHMargin) + 10
-        width = max(fm.horizontalAdvance("100%"), *(hfm.horizontalAdvance(t) for t in self.cells.col_heads),
-                    *(fm.horizontalAdvance(t) for row in self.cells.shown for t in row)) + pad
+        least = fm.horizontalAdvance("100%")
         head = self.table.horizontalHeader()
-        if head.defaultSectionSize() != width:
-            head.setDefaultSectionSize(width)
+        head.blockSignals(True)
+        try:
+            for c, title in enumerate(self.cells.col_heads):
+                head.resizeSection(c, pad + max(least, hfm.horizontalAdvance(title),
+                                                *(fm.horizontalAdvance(row[c]) for row in self.cells.shown)))
+        finally:
+            head.blockSignals(False)
         self.table.verticalHeader().setDefaultSectionSize(2 * fm.lineSpacing() + 8)
 
     def _on_cell(self, _row: int, col: int) -> None:
