@@ -196,6 +196,9 @@ class InferenceWorker(QObject):
     def load_model(self, req: int, session: str, folder: str) -> None:
         """Open ``folder`` for ``session``; the session's generation starts over."""
         def go():
+            # The remembered lenses are keyed by the model's id(), which a new model may reuse once the old one
+            # is gone: they go with it.
+            self._lens_memo.clear()
             model = Model(folder, device=self.device)
             weights = Weights.of(model)
             weights.embedding_norms  # open the lens session here, not on the GUI thread

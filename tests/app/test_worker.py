@@ -61,3 +61,18 @@ def test_back_and_reset_hand_over_the_lens_made_for_that_state_without_making_it
     np.testing.assert_array_equal(back.lens, lens_with_tops(residual_stack_at(h, 3, len(h.tokens) - 1))[0])
     w.intervene(5, "A", (HeadAblation(1, 2),))
     assert made == [1, 1] and got[-1].lens is not first.lens  # the same tokens, another run: its own lens
+
+
+def test_a_model_loaded_again_forgets_the_lenses_of_the_one_before(exported):
+    """The remembered lenses are keyed by the model object's id, which a new model can reuse: a load clears them."""
+    w = InferenceWorker()
+    got = []
+    w.sigResult.connect(lambda _r, _s, res: got.append(res))
+    w.sigFailed.connect(lambda _r, _s, msg: got.append(msg))
+    w.load_model(1, "A", str(exported["l3h4e32"]))
+    w.start(2, "A", "The capital of France is", ())
+    assert len(w._lens_memo) == 1
+    w.load_model(3, "A", str(exported["l2h2e16"]))
+    assert len(w._lens_memo) == 0
+    w.start(4, "A", "The capital of France is", ())
+    assert got[-1].lens.shape[0] == 3  # the new model's depths (2 blocks + embeddings), made for it
