@@ -10,19 +10,19 @@ import html
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout
 
 from gpt2viz.app.journey_text import page_heading, page_text
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.journey import PAGES, JourneyPage, journey_page
-from gpt2viz.widgets.language import Retranslating
+from gpt2viz.widgets.views.common import LazyView
 
 NEXT_KEYS = ("PgDown", "Alt+Right")
 BACK_KEYS = ("PgUp", "Alt+Left")
 
 
-class JourneyPanel(Retranslating, QWidget):
+class JourneyPanel(LazyView):
     """Title, the page's sentences with live numbers, Back / Next and "page i of n".
 
     Signals
@@ -39,7 +39,7 @@ class JourneyPanel(Retranslating, QWidget):
 
     def __init__(self, state: AppState, session: SessionId = SessionId.A, parent=None):
         super().__init__(parent)
-        self.state, self.name, self.session = state, session, state.session(session)
+        self.bind(state, session)
         self.index = 0
         self.page: JourneyPage | None = None
         self._pending = False  # a page was asked for before any run: bring its view forward once there is one
@@ -84,14 +84,14 @@ class JourneyPanel(Retranslating, QWidget):
                 sc.activated.connect(lambda d=step: self.isVisible() and self.go(self.index + d))
         # live numbers: a step, Back, a slider move or a graph built re-words the page shown (without moving the
         # views); while the panel is hidden (most of the time) it only notes that it is behind, and catches up when
-        # shown
-        self._stale = False
+        # shown (LazyView)
         for sig in (state.sigHistory, state.sigSampling, state.sigModel, state.sigAnalyses):
-            sig.connect(lambda name: name == self.name and self._on_change())
+            self.watch(sig)
         self.retranslate()
+        self.refresh()
 
     def retranslate(self) -> None:
-        """Buttons and the page in the current language."""
+        """Buttons in the current language (the page is reworded by the refresh that follows)."""
         self.back_btn.setText(self.tr("◀ Back"))
         self.next_btn.setText(self.tr("Next ▶"))
         self.back_btn.setToolTip(self.tr("Previous page (PgUp or Alt+←)"))
@@ -100,7 +100,6 @@ class JourneyPanel(Retranslating, QWidget):
         self.edit_btn.setToolTip(self.tr("Open Edit a fact (ROME) with this prompt, its subject and a new answer"))
         self.graph_btn.setText(self.tr("Build the circuit graph"))
         self.graph_btn.setToolTip(self.tr("Open Analysis → Circuit graph and build the graph of this prompt"))
-        self.refresh()
 
     def offer_edit(self) -> None:
         """Ask the window to open the Edit-a-fact dialog prefilled with the page's suggestion."""
@@ -108,17 +107,6 @@ class JourneyPanel(Retranslating, QWidget):
         if p is not None and "edit_prompt" in p.numbers:
             n = p.numbers
             self.sigEditFact.emit(n["edit_prompt"], n["edit_subject"], n["edit_target"])
-
-    def _on_change(self) -> None:
-        if self.isVisible():
-            self.refresh()
-        else:
-            self._stale = True
-
-    def showEvent(self, e) -> None:
-        super().showEvent(e)
-        if self._stale:
-            self.refresh()
 
     @property
     def key(self) -> str:

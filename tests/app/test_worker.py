@@ -7,15 +7,21 @@ from gpt2viz.core.engine import ondemand
 from gpt2viz.core.interventions import HeadAblation
 
 
+def _worker(folder) -> tuple[InferenceWorker, list]:
+    """A worker with ``folder`` loaded as session A (request 1), and the list its results and failures go to."""
+    w = InferenceWorker()
+    got: list = []
+    w.sigResult.connect(lambda _r, _s, res: got.append(res))
+    w.sigFailed.connect(lambda _r, _s, msg: got.append(msg))
+    w.load_model(1, "A", str(folder))
+    return w, got
+
+
 def test_a_new_run_hands_over_the_newest_positions_hooks_computed(monkeypatch, exported):
     """A run long enough to leave hooks on demand computes the newest position's block on the worker: the
     views' first read (the pipeline's, on the GUI thread) runs no model call."""
     monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 4)
-    w = InferenceWorker()
-    got = []
-    w.sigResult.connect(lambda _r, _s, res: got.append(res))
-    w.sigFailed.connect(lambda _r, _s, msg: got.append(msg))
-    w.load_model(1, "A", str(exported["l3h4e32"]))
+    w, got = _worker(exported["l3h4e32"])
     model_runs = []
     for call in (lambda: w.start(2, "A", "The capital of France is a city", ()),
                  lambda: w.intervene(3, "A", (HeadAblation(1, 2),))):
@@ -41,11 +47,7 @@ def test_back_and_reset_hand_over_the_lens_made_for_that_state_without_making_it
     from gpt2viz.core.analysis.lens import residual_stack_at
     from gpt2viz.core.generation.sampling import SamplingSettings
 
-    w = InferenceWorker()
-    got = []
-    w.sigResult.connect(lambda _r, _s, res: got.append(res))
-    w.sigFailed.connect(lambda _r, _s, msg: got.append(msg))
-    w.load_model(1, "A", str(exported["l3h4e32"]))
+    w, got = _worker(exported["l3h4e32"])
     w.start(2, "A", "The capital of France is", ())
     first = got[-1]
     weights = w.weights["A"]
@@ -65,11 +67,7 @@ def test_back_and_reset_hand_over_the_lens_made_for_that_state_without_making_it
 
 def test_a_model_loaded_again_forgets_the_lenses_of_the_one_before(exported):
     """The remembered lenses are keyed by the model object's id, which a new model can reuse: a load clears them."""
-    w = InferenceWorker()
-    got = []
-    w.sigResult.connect(lambda _r, _s, res: got.append(res))
-    w.sigFailed.connect(lambda _r, _s, msg: got.append(msg))
-    w.load_model(1, "A", str(exported["l3h4e32"]))
+    w, got = _worker(exported["l3h4e32"])
     w.start(2, "A", "The capital of France is", ())
     assert len(w._lens_memo) == 1
     w.load_model(3, "A", str(exported["l2h2e16"]))

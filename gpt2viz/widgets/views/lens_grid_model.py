@@ -53,15 +53,23 @@ class LensGridModel(QAbstractTableModel):
     def columnCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt's name
         return 0 if parent.isValid() or self.grid is None else len(self.col_heads)
 
+    def text(self, r: int, c: int) -> str:
+        """A cell's two lines: the top token and its probability."""
+        return f"{self.shown[r][c]}\n{float(self.grid.probs[r, c]):.0%}"
+
+    def colour(self, r: int, c: int) -> QColor:
+        """A cell's background: deeper for a likelier token."""
+        return QColor(*CELL_COLOUR, int(30 + 200 * float(self.grid.probs[r, c])))
+
     def data(self, index: QModelIndex, role: int = Qt.DisplayRole):
-        """A cell's text (the token and its probability), colour (deeper for a likelier token) and tooltip."""
+        """A cell's text, colour and tooltip (the table paints cells with :class:`LensCellDelegate`)."""
         if self.grid is None or not index.isValid():
             return None
         r, c = index.row(), index.column()
         if role == Qt.DisplayRole:
-            return f"{self.shown[r][c]}\n{float(self.grid.probs[r, c]):.0%}"
+            return self.text(r, c)
         if role == Qt.BackgroundRole:
-            return QColor(*CELL_COLOUR, int(30 + 200 * float(self.grid.probs[r, c])))
+            return self.colour(r, c)
         if role == Qt.ToolTipRole:
             return self.tip.format(where=self.wheres[r], pos=self.grid.positions[c], token=self.shown[r][c],
                                    prob=float(self.grid.probs[r, c]))
@@ -83,16 +91,14 @@ class LensCellDelegate(QStyledItemDelegate):
 
     def paint(self, painter, option, index) -> None:
         """One cell: the background by probability, a highlight when selected, two centred lines of text."""
-        g = self.cells.grid
-        if g is None:
+        if self.cells.grid is None:
             return
         r, c = index.row(), index.column()
-        p = float(g.probs[r, c])
-        painter.fillRect(option.rect, QColor(*CELL_COLOUR, int(30 + 200 * p)))
+        painter.fillRect(option.rect, self.cells.colour(r, c))
         pal = option.palette
         text_role = QPalette.Text
         if option.state & QStyle.State_Selected:
             painter.fillRect(option.rect, pal.color(QPalette.Highlight))
             text_role = QPalette.HighlightedText
         painter.setPen(pal.color(text_role))
-        painter.drawText(option.rect, Qt.AlignCenter, f"{self.cells.shown[r][c]}\n{p:.0%}")
+        painter.drawText(option.rect, Qt.AlignCenter, self.cells.text(r, c))
