@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QProcess, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QProcess, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 
 DEFAULT_PROMPT = "The capital of France is"
 LAYOUT_PASSES = 8  # see MainWindow.event
+# The window says "running…" only for work that lasts longer than this. A step answers in ~4-60 ms: saying
+# it changed the Run button's and the status line's widths (two relayouts of the window, painted while the
+# model ran on the shared cores, and once more when it answered) for text that was gone before it was read.
+BUSY_SHOWN_AFTER_MS = 150
 
 
 class MainWindow(Retranslating, QMainWindow):
@@ -138,6 +142,9 @@ class MainWindow(Retranslating, QMainWindow):
         state.sigModel.connect(lambda name: name == SessionId.A and self._on_model())
         state.sigHistory.connect(lambda name: name == SessionId.A and self._update_status())
         state.sigHistory.connect(lambda name: name == SessionId.A and self._after_history())
+        self._busy_shown = False  # whether the window says "running…" (see BUSY_SHOWN_AFTER_MS)
+        self._busy_timer = QTimer(self, singleShot=True, interval=BUSY_SHOWN_AFTER_MS)
+        self._busy_timer.timeout.connect(lambda: self.state.busy and self._show_busy(True))
         state.sigBusy.connect(self._on_busy)
         state.sigProgress.connect(lambda name, done, total: name == SessionId.A and self._on_progress(done, total))
         state.sigError.connect(self.show_error)
@@ -161,7 +168,7 @@ class MainWindow(Retranslating, QMainWindow):
         self.prompt_lbl.setText(self.tr("Prompt"))
         self.tokens_caption.setText(self.tr("Tokens — click one to follow that position; generated tokens are green"))
         self.pipeline_caption.setText(self.tr("Pipeline — the path the selected token travels; click a stage"))
-        self.run_btn.setText(self.tr("Running…") if self.state.busy else self.tr("Run"))
+        self.run_btn.setText(self.tr("Running…") if self._busy_shown else self.tr("Run"))
         m = self.menus
         m["model"].setTitle(self.tr("&Model"))
         m["export"].setTitle(self.tr("&Export"))
@@ -538,9 +545,17 @@ class MainWindow(Retranslating, QMainWindow):
             self.controls.step_btn.setFocus()
 
     def _on_busy(self, busy: bool) -> None:
-        self.run_btn.setText(self.tr("Running…") if busy else self.tr("Run"))
-        if not busy:
-            self.prefill_bar.hide()  # done, cancelled or failed
+        if busy:
+            self._busy_timer.start()
+            return
+        self._busy_timer.stop()
+        self.prefill_bar.hide()  # done, cancelled or failed
+        self._show_busy(False)
+
+    def _show_busy(self, shown: bool) -> None:
+        """Say (or stop saying) that the model is working: the Run button's text and the status line."""
+        self._busy_shown = shown
+        self.run_btn.setText(self.tr("Running…") if shown else self.tr("Run"))
         self._update_status()
 
     def _on_progress(self, done: int, total: int) -> None:
@@ -561,7 +576,8 @@ class MainWindow(Retranslating, QMainWindow):
         self.status.setText(self.tr("{name} · {params:.1f}M params · {n_layer} layers × {n_head} heads · context "
                                     "{used}/{n_positions} · KV cache {kv:.2f} MB · last step {ms:.1f} ms").format(
             name=st.model.name, params=st.model.n_params / 1e6, n_layer=c.n_layer, n_head=c.n_head, used=used,
-            n_positions=c.n_positions, kv=st.kv_cache_mb(), ms=st.last_ms) + (self.tr(" · running…") if st.busy else ""))
+            n_positions=c.n_positions, kv=st.kv_cache_mb(), ms=st.last_ms)
+            + (self.tr(" · running…") if self._busy_shown else ""))
 
     def show_error(self, message: str) -> None:
         """Tell the user what went wrong without blocking the window; the session goes on."""

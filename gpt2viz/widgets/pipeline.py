@@ -87,8 +87,9 @@ class PipelineCells(QWidget):
         tok = self.session.model.tokenizer if summary is not None else None
         self._texts = {sid: cell_text(sid, summary, tok.token_display) for sid in self.session.stages()} \
             if summary is not None else {}
-        self.updateGeometry()
-        self.adjustSize()
+        if self.size() != self.sizeHint():  # a model with another number of blocks (a relayout costs a frame)
+            self.updateGeometry()
+            self.adjustSize()
         self.update()
 
     def stage_at(self, x: float, y: float) -> Stage | None:

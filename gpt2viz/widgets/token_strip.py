@@ -76,9 +76,7 @@ class TokenStrip(Retranslating, QScrollArea):
             first = max(0, len(old) - TAIL_CONTEXT)
             infos = dict(enumerate(self.session.model.tokenizer.describe(list(new[first:])), start=first))
             for pos in range(len(old), len(new)):
-                b = self._chip(pos, infos[pos], pos >= h.prompt_len)
-                self._row.insertWidget(self._row.count() - 1, b)  # before the stretch
-                self.chips.append(b)
+                self._add(self._chip(pos, infos[pos], pos >= h.prompt_len), self._row.count() - 1)  # before the stretch
             for pos in range(max(0, len(old) - 3), len(old)):  # a partial character may now be complete
                 text = infos[pos].display.replace("&", "&&")
                 if self.chips[pos].text() != text:
@@ -113,6 +111,14 @@ class TokenStrip(Retranslating, QScrollArea):
         b.clicked.connect(lambda _=False, p=pos: self._on_chip(p))
         return b
 
+    def _add(self, chip: QToolButton, index: int) -> None:
+        """Put ``chip`` at ``index`` of the row, shown at once: a layout shows a widget added to a visible parent
+        from a queued call, after the frame the layout was painted in, so each step's new chip was placed and
+        painted in a frame of its own."""
+        self._row.insertWidget(index, chip)
+        chip.show()
+        self.chips.append(chip)
+
     def _on_chip(self, pos: int) -> None:
         from PySide6.QtWidgets import QApplication
 
@@ -143,9 +149,7 @@ class TokenStrip(Retranslating, QScrollArea):
         if self._offset:
             self._row.addWidget(QLabel(self.tr("… {n} earlier").format(n=self._offset)))
         for pos, info in enumerate(infos[self._offset:], start=self._offset):
-            b = self._chip(pos, info, pos >= h.prompt_len)
-            self._row.addWidget(b)
-            self.chips.append(b)
+            self._add(self._chip(pos, info, pos >= h.prompt_len), self._row.count())
         self._row.addStretch(1)
         self._mark()
         self._to_end()

@@ -250,7 +250,8 @@ def test_the_widgets_never_see_the_command_line():
 
 def test_a_step_is_painted_in_few_frames(qtbot, stepped_window):
     """Layouts and plot items are settled before a frame is painted: a step drew the window six times before
-    (each level of layouts and each plot's queued scene update after its own frame), the request's frame included."""
+    (each level of layouts and each plot's queued scene update after its own frame), the request's frame included;
+    then three (a "running…" frame, and the new token's chip shown by a queued call after the main frame)."""
     import time
 
     from PySide6.QtCore import QEvent, QObject
@@ -274,5 +275,27 @@ def test_a_step_is_painted_in_few_frames(qtbot, stepped_window):
         st.step()
         qtbot.waitUntil(lambda n=n: not st.busy and len(st.history.tokens) == n + 1, timeout=20000)
         qtbot.wait(200)
-        assert 1 <= len(frames) <= 4, len(frames)
+        assert 1 <= len(frames) <= 2, len(frames)
     win.removeEventFilter(counter)
+
+
+def test_running_is_said_only_for_work_that_lasts(qtbot, window):
+    """A step answers within a few frames: the window does not flash "Running…" for it (each flash relaid the Run
+    button and the status line out twice). Work that outlasts BUSY_SHOWN_AFTER_MS is said, and unsaid when done."""
+    from gpt2viz.app.sessions import SessionId
+    from gpt2viz.widgets.main_window import BUSY_SHOWN_AFTER_MS
+
+    bus = window.state.requests
+    said = []
+    bus.send(SessionId.A)  # a request goes out (nothing reaches the worker: the bus only counts it)
+    said.append(window.run_btn.text())
+    bus.answered()  # ...and is answered at once
+    qtbot.wait(BUSY_SHOWN_AFTER_MS + 150)
+    said.append(window.run_btn.text())
+    assert said == ["Run", "Run"] and "running" not in window.status.text()
+
+    bus.send(SessionId.A)
+    qtbot.waitUntil(lambda: window.run_btn.text() == "Running…", timeout=2000)
+    assert window.status.text().endswith("running…")
+    bus.answered()
+    assert window.run_btn.text() == "Run" and "running" not in window.status.text()
