@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLayout, QScrollArea, QToolButton, QWidget
 
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
@@ -31,7 +31,6 @@ class TokenStrip(Retranslating, QScrollArea):
         self.state = state
         self.name = session
         self.session = state.session(session)
-        self.setWidgetResizable(True)
         self.setFixedHeight(48)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
@@ -39,6 +38,10 @@ class TokenStrip(Retranslating, QScrollArea):
         self._row = QHBoxLayout(self._inner)
         self._row.setContentsMargins(4, 2, 4, 2)
         self._row.setSpacing(3)
+        # The row is exactly as wide as its chips, resized before they are placed. Stretched to the view instead
+        # (a resizable widget), a new chip was first squeezed into the old width, so every chip moved left
+        # and back: two placements of every chip per step (~3 ms at 200 tokens).
+        self._row.setSizeConstraint(QLayout.SetFixedSize)
         self.setWidget(self._inner)
         self._inner.setStyleSheet(CHIP_CSS)
         self.chips: list[QToolButton] = []

@@ -195,3 +195,18 @@ def test_the_hidden_journey_waits_and_catches_up_when_shown(win):
     assert win.journey.text.text() == before  # not reworded while hidden
     win.journey_dock.show()
     assert win.journey.page.numbers["top_k"] == 3 and win.journey.text.text() != before
+
+
+def test_heatmap_colours_are_viridis_steps_and_masked_cells_grey():
+    """Each value takes the viridis colour of its 1/256 step between lo and hi (clipped outside); NaN is grey."""
+    import pyqtgraph as pg
+
+    from gpt2viz.widgets.views.common import MASKED_RGBA, to_rgba
+
+    lut = pg.colormap.get("viridis").getLookupTable(0.0, 1.0, 256, alpha=True)
+    m = np.array([[-1.0, 0.0, 0.5], [1.0, 2.0, np.nan], [0.25, 0.999, 1e-9]], np.float32)
+    rgba = to_rgba(m, 0.0, 1.0)
+    for (r, c), v in np.ndenumerate(m):
+        want = MASKED_RGBA if np.isnan(v) else tuple(lut[int(min(max(float(v), 0.0), 1.0) * 255)])
+        assert tuple(rgba[r, c]) == tuple(want), (r, c, v)
+    assert to_rgba(np.full((2, 2), 3.0), 3.0, 3.0).tolist() == [[list(lut[0])] * 2] * 2  # a flat map: no division by 0
