@@ -18,6 +18,7 @@ from gpt2viz.app.state import AppState
 from gpt2viz.core.generation.sampling import top_k_text
 from gpt2viz.core.viewmodels.chart import N_BARS, ChartSummary, chart_summary
 from gpt2viz.widgets.language import Retranslating
+from gpt2viz.widgets.views.common import repaint_whole
 
 
 class ProbabilityChart(Retranslating, QWidget):
@@ -32,7 +33,7 @@ class ProbabilityChart(Retranslating, QWidget):
         self.session = state.session(session)
         self.summary: ChartSummary | None = None  # what is drawn
         pal = self.palette()
-        self.plot = pg.PlotWidget(background=pal.color(QPalette.Base))
+        self.plot = repaint_whole(pg.PlotWidget(background=pal.color(QPalette.Base)))
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(False, False)
         self.plot.hideButtons()

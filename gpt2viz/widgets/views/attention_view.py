@@ -7,12 +7,21 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout
 
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.attention import MAX_SIDE, AttentionSummary, attention_summary
-from gpt2viz.widgets.views.common import HoverImage, LazyView, layer_box, note, sync_layer_box, themed_plot, to_rgba
+from gpt2viz.widgets.views.common import (
+    HoverImage,
+    LazyView,
+    layer_box,
+    note,
+    repaint_whole,
+    sync_layer_box,
+    themed_plot,
+    to_rgba,
+)
 
 
 class AttentionView(LazyView):
@@ -31,7 +40,7 @@ class AttentionView(LazyView):
         top.addWidget(self.mode)
         top.addWidget(self.readout, 1)
         self.caption = note()
-        self.grid = pg.GraphicsLayoutWidget()
+        self.grid = repaint_whole(pg.GraphicsLayoutWidget())
         self.grid.setBackground(self.palette().color(QPalette.Base))
         self.big = themed_plot(self)
         self.big.invertY(True)

@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QLabel, QSizePolicy, QSpinBox, QWidget
+from PySide6.QtWidgets import QGraphicsView, QLabel, QSizePolicy, QSpinBox, QWidget
 
 from gpt2viz.app.sessions import SessionId
 
@@ -26,10 +26,21 @@ def symbol_style(brush=(50, 50, 150), pen=(200, 200, 200)) -> dict:
     return {"symbolPen": pg.mkPen(pen), "symbolBrush": pg.mkBrush(brush)}
 
 
+def repaint_whole(view: pg.GraphicsView) -> pg.GraphicsView:
+    """Have ``view`` repaint its whole viewport when anything in it changes, and return it.
+
+    pyqtgraph's default works out the smallest region each changed item covers; after a step every item of a
+    plot changes (data, ranges, axes), so that bookkeeping only added to the frame (~1 ms of a Back at 200
+    tokens with the Attention tab's three plots and the chart shown, measured in bench/bench_latency.py's run).
+    """
+    view.setViewportUpdateMode(QGraphicsView.FullViewportUpdate)
+    return view
+
+
 def themed_plot(widget: QWidget, **kw) -> pg.PlotWidget:
-    """A PlotWidget in the window's palette (light or dark), no context menu."""
+    """A PlotWidget in the window's palette (light or dark), no context menu, repainted whole."""
     pal = widget.palette()
-    p = pg.PlotWidget(background=pal.color(QPalette.Base), **kw)
+    p = repaint_whole(pg.PlotWidget(background=pal.color(QPalette.Base), **kw))
     p.setMenuEnabled(False)
     for ax in ("left", "bottom"):
         p.getAxis(ax).setTextPen(pal.color(QPalette.Text))
