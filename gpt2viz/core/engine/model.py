@@ -14,7 +14,7 @@ from gpt2viz.core.engine import ondemand as on_demand
 from gpt2viz.core.engine.device import DeviceError, open_session, providers_for
 from gpt2viz.core.engine.errors import Cancelled, ContextLimitError
 from gpt2viz.core.engine.kv_cache import KVCache
-from gpt2viz.core.engine.memory import release_memory, trim_heap
+from gpt2viz.core.engine.memory import ARENA_KEEPS, release_memory, trim_heap
 from gpt2viz.core.engine.plan import Plan
 from gpt2viz.core.engine.trace import Trace
 from gpt2viz.core.engine.weights import Weights
@@ -256,6 +256,11 @@ class Model:
         on = "" if self.device == "cpu" else f", on {self.device}"
         return f"Model({self.name!r}, {self.n_params:,} params, {self.folder}{on})"
 
+    def cache_bytes(self, positions: int) -> int:
+        """Bytes of a KV cache of ``positions`` positions (keys and values of every layer, float32)."""
+        c = self.config
+        return 2 * c.n_layer * c.n_head * positions * c.d_head * 4
+
     def empty_cache(self) -> KVCache:
         """A cache with no positions, for a prefill."""
         c = self.config
@@ -359,6 +364,9 @@ class Model:
         # A released call writes what it keeps into arrays of its own (see _call); intervention inputs are
         # inputs with defaults, which onnxruntime's IO binding cannot feed, so those calls copy at the end.
         own = release and not interventions
+        # The arena is shrunk at the end of the last chunk itself when nothing it keeps lives there (``own``), or when
+        # what does (the new cache, the last chunk's hooks) is small enough to stay; else one more call does it.
+        shrink_last = release and (own or self.cache_bytes(total) <= ARENA_KEEPS)
         # Chunks write their caches into two blocks of the final cache's size by turns (each chunk reads
         # the other's): their pages are touched once, not once per chunk (a new block each time cost
         # ~0.1 s of page faults over a 1000-token prefill on GPT-2 small).
@@ -378,9 +386,7 @@ class Model:
             names = wanted if e >= len(ids) else [w for w in wanted if w not in ("logits", "last_logits")
                                                   or keep_all_logits]
             rows = {k: a[:, s:e] for k, a in merged.items()} if in_place else None
-            # An owned call's outputs are all ours, so its last chunk can shrink the arena as it ends (see
-            # _release_arena): no extra call.
-            shrink = self._shrinking() if own and e >= len(ids) else None
+            shrink = self._shrinking() if shrink_last and e >= len(ids) else None
             got, cache = self._call(session, part, cache, names, interventions, means, shrink, own=own,
                                     into=turns[i % 2], rows=rows)
             for k, v in got.items():
@@ -415,6 +421,7 @@ class Model:
                 cache = KVCache(tuple((np.array(k), np.array(v)) for k, v in cache.layers))
                 if od is not None:
                     od.past = cache
+            if not shrink_last:
                 self._release_arena(session)
             trim_heap()
         for post, pre in same.items():  # after any copy: one array under both names
@@ -438,9 +445,10 @@ class Model:
         after 872 cached ones on GPT-2 small: ~0.2 GB), and the arena keeps that peak for good
         (measured: 0.49 GB held after a 1000-token prefill, 0.26 GB with this). onnxruntime shrinks an
         arena only at the end of a call run with ``memory.enable_memory_arena_shrinkage``, and only
-        its regions that no live tensor uses. A call whose outputs are arrays of our own (``own``) runs its
-        last chunk with that option itself; a call under interventions (outputs from the arena, copied once it
-        ends) is followed by this: one position with no cache, a whole forward pass (~15 ms on GPT-2 small)."""
+        its regions that no live tensor uses. A call whose outputs are arrays of our own (``own``), or whose cache
+        may stay (:data:`ARENA_KEEPS`), runs its last chunk with that option itself; a call under interventions
+        with a larger cache (outputs from the arena, copied once it ends) is followed by this: one position with
+        no cache, a whole forward pass (~15 ms on GPT-2 small)."""
         self._call(session, [0], self.empty_cache(), ["last_logits"], (), None, self._shrinking())
 
     def _same_residuals(self, interventions, start: int, length: int, means) -> dict[str, str]:
