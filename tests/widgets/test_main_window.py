@@ -224,6 +224,39 @@ def test_token_strip_completes_a_character_split_across_steps_after_a_long_promp
     assert [c.text() for c in window.tokens.chips[-2:]] == ["你[1-2/3]", "你[3-3/3]"]
 
 
+def test_a_step_places_only_its_new_chip_in_a_strip_wider_than_the_window(qtbot, window):
+    """The chips already shown stay put when a step adds one to a strip that scrolls: in a row stretched to the view,
+    the new chip was first squeezed into the old width and every chip moved left and back. The new chip is shown
+    with the step's frame (not from a queued call after it), after the last one, and the strip scrolls to it."""
+    from PySide6.QtCore import QEvent, QObject
+
+    st, strip = window.state, window.tokens
+    window.prompt.setText(" ".join(["word"] * 40))
+    window.run_prompt()
+    wait_idle(qtbot, st)
+    assert strip.widget().width() > strip.viewport().width()  # it scrolls
+    old = list(strip.chips)
+    moved = []
+
+    class Moves(QObject):
+        def eventFilter(self, obj, e):
+            if e.type() == QEvent.Move and obj in old:
+                moved.append(obj.text())
+            return False
+
+    watcher = Moves()
+    for chip in old:
+        chip.installEventFilter(watcher)
+    st.step()
+    wait_idle(qtbot, st)
+    qtbot.wait(50)
+    new = strip.chips[-1]
+    assert len(strip.chips) == len(old) + 1 and moved == []
+    assert new.isVisible() and new.x() > old[-1].x()
+    bar = strip.horizontalScrollBar()
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum() > 0, timeout=2000)
+
+
 def test_keyboard_focus_starts_in_the_prompt_box(qtbot, window):
     """A newcomer's first keystrokes type a prompt: the model's first run keeps the focus there."""
     assert window.focusWidget() is window.prompt

@@ -31,7 +31,7 @@ def repaint_whole(view: pg.GraphicsView) -> pg.GraphicsView:
 
     pyqtgraph's default works out the smallest region each changed item covers; after a step every item of a
     plot changes (data, ranges, axes), so that bookkeeping only added to the frame (~1 ms of a Back at 200
-    tokens with the Attention tab's three plots and the chart shown, measured in bench/bench_latency.py's run).
+    tokens with the Attention tab's three plots and the chart shown, in a timeline of the GUI thread).
     """
     view.setViewportUpdateMode(QGraphicsView.FullViewportUpdate)
     return view
