@@ -25,7 +25,7 @@ from gpt2viz.core.viewmodels.compare import HeatmapSummary, align_tokens
 from gpt2viz.widgets.graph_panel import GraphPanel
 from gpt2viz.widgets.job_panel import JobPanel, target_id
 from gpt2viz.widgets.language import Retranslating
-from gpt2viz.widgets.views.common import HoverImage, themed_plot, to_rgba
+from gpt2viz.widgets.views.common import HoverImage, set_ticks, themed_plot, to_rgba
 
 SITES = ("resid_pre", "attn_out", "mlp_out", "head")
 
@@ -60,8 +60,8 @@ class Heatmap(QWidget):
         self.bar.setLevels((heat.lo, heat.hi))
         r, c = heat.values.shape
         self.img.setRect(-0.5, -0.5, c, r)
-        self.plot.getAxis("left").setTicks([list(enumerate(row_labels))])
-        self.plot.getAxis("bottom").setTicks([list(enumerate(col_labels))])
+        set_ticks(self.plot.getAxis("left"), [list(enumerate(row_labels))])
+        set_ticks(self.plot.getAxis("bottom"), [list(enumerate(col_labels))])
         self.plot.setXRange(-0.5, c - 0.5, padding=0)
         self.plot.setYRange(-0.5, r - 0.5, padding=0)
         self.plot.setTitle(title, size="9pt")

@@ -15,7 +15,7 @@ from gpt2viz.widgets.interventions import InterventionChips
 from gpt2viz.widgets.language import Retranslating
 from gpt2viz.widgets.token_strip import TokenStrip
 from gpt2viz.widgets.views.attention_view import AttentionView
-from gpt2viz.widgets.views.common import themed_plot
+from gpt2viz.widgets.views.common import set_ticks, themed_plot
 from gpt2viz.widgets.views.lens_view import LensView
 
 COLOR_A, COLOR_B = QColor(70, 130, 200), QColor(230, 140, 20)
@@ -73,7 +73,7 @@ class PairedBars(Retranslating, QWidget):
                 t.setPos(val, y + dy)
                 self.plot.addItem(t)
                 self.labels.append(t)
-        self.plot.getAxis("left").setTicks([[(y, tok.token_display(r.id)) for y, r in zip(ys, sm.rows)]])
+        set_ticks(self.plot.getAxis("left"), [[(y, tok.token_display(r.id)) for y, r in zip(ys, sm.rows)]])
         top = max(max(r.a, r.b) for r in sm.rows)
         self.plot.setXRange(0, min(1.0, top) * 1.3 + 1e-3, padding=0)
         self.plot.setYRange(-0.6, n - 0.4, padding=0)

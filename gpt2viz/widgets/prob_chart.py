@@ -18,7 +18,7 @@ from gpt2viz.app.state import AppState
 from gpt2viz.core.generation.sampling import top_k_text
 from gpt2viz.core.viewmodels.chart import N_BARS, ChartSummary, chart_summary
 from gpt2viz.widgets.language import Retranslating
-from gpt2viz.widgets.views.common import repaint_whole
+from gpt2viz.widgets.views.common import repaint_whole, set_ticks
 
 
 class ProbabilityChart(Retranslating, QWidget):
@@ -142,7 +142,7 @@ class ProbabilityChart(Retranslating, QWidget):
         if sm is None:
             self.ghost.setOpts(x0=[], y=[], width=[])
             self.bars.setOpts(x0=[], y=[], width=[], brushes=[])
-            self.plot.getAxis("left").setTicks([[]])
+            set_ticks(self.plot.getAxis("left"), [[]])
             self.title.setText(self.tr("Next token"))
             return
         tok = self.session.model.tokenizer
@@ -167,7 +167,7 @@ class ProbabilityChart(Retranslating, QWidget):
             item.setText(txt)
             item.setPos(max(r.final, r.raw, r.before if before else 0.0), y)
             item.setVisible(True)
-        self.plot.getAxis("left").setTicks([ticks])
+        set_ticks(self.plot.getAxis("left"), [ticks])
         self.plot.setYRange(-0.6, len(ids) - 0.4, padding=0)
         # Scale to the largest bar, leaving room for its label: a flat distribution stays readable.
         top = max(max(r.raw, r.final, r.before or 0.0) for r in rows)
@@ -176,7 +176,7 @@ class ProbabilityChart(Retranslating, QWidget):
         # ticks only up to 100 %: the space beyond is room for labels, not probability
         step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if min(xmax, 1.0) / s <= 6)
         ticks = [(v, f"{v:.0%}") for v in np.arange(0, min(xmax, 1.0) + 1e-9, step)]
-        self.plot.getAxis("bottom").setTicks([ticks])
+        set_ticks(self.plot.getAxis("bottom"), [ticks])
         self.title.setText(self.tr("Next token after position {position} · {kept:,} of {vocab:,} tokens kept · "
                                    "entropy {entropy:.2f} nats").format(position=sm.position, kept=sm.n_kept,
                                                                          vocab=sm.vocab_size, entropy=sm.entropy))

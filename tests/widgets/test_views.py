@@ -210,3 +210,18 @@ def test_heatmap_colours_are_viridis_steps_and_masked_cells_grey():
         want = MASKED_RGBA if np.isnan(v) else tuple(lut[int(min(max(float(v), 0.0), 1.0) * 255)])
         assert tuple(rgba[r, c]) == tuple(want), (r, c, v)
     assert to_rgba(np.full((2, 2), 3.0), 3.0, 3.0).tolist() == [[list(lut[0])] * 2] * 2  # a flat map: no division by 0
+
+
+def test_an_axis_keeps_its_picture_when_its_ticks_do_not_change(qtbot):
+    """pyqtgraph draws an axis again after every setTicks; set_ticks asks only when the ticks differ."""
+    import pyqtgraph as pg
+
+    from gpt2viz.widgets.views.common import set_ticks
+
+    axis = pg.AxisItem("left")
+    set_ticks(axis, [[(0, "␣Paris"), (1.0, "␣Rome")]])
+    drawn = axis.picture = object()  # stands for the picture pyqtgraph made at the last paint
+    set_ticks(axis, [[(0, "␣Paris"), (np.float64(1.0), "␣Rome")]])  # the same ticks (a numpy value among them)
+    assert axis.picture is drawn
+    set_ticks(axis, [[(0, "␣Paris"), (1.0, "␣Berlin")]])
+    assert axis.picture is None and axis._tickLevels == [[(0, "␣Paris"), (1.0, "␣Berlin")]]

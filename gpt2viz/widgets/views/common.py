@@ -37,6 +37,13 @@ def repaint_whole(view: pg.GraphicsView) -> pg.GraphicsView:
     return view
 
 
+def set_ticks(axis: pg.AxisItem, ticks: list) -> None:
+    """``axis.setTicks(ticks)`` unless the axis shows those ticks already: pyqtgraph makes an axis' picture again
+    on every setTicks (its labels measured and drawn: 0.4-1.5 ms), and most redraws keep the same ticks."""
+    if axis._tickLevels != ticks:  # pyqtgraph keeps the explicit ticks there (AxisItem.setTicks)
+        axis.setTicks(ticks)
+
+
 def themed_plot(widget: QWidget, **kw) -> pg.PlotWidget:
     """A PlotWidget in the window's palette (light or dark), no context menu, repainted whole."""
     pal = widget.palette()

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPush
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.embeddings import EmbeddingSummary, analogy_summary, embedding_summary
-from gpt2viz.widgets.views.common import LazyView, note, themed_plot
+from gpt2viz.widgets.views.common import LazyView, note, set_ticks, themed_plot
 
 
 class EmbeddingsView(LazyView):
@@ -56,7 +56,7 @@ class EmbeddingsView(LazyView):
 
     def retranslate(self) -> None:
         """Fixed texts in the current language; an analogy already computed is shown again."""
-        self.plot.getAxis("left").setTicks([[(0, self.tr("token")), (1, self.tr("position")), (2, self.tr("sum"))]])
+        set_ticks(self.plot.getAxis("left"), [[(0, self.tr("token")), (1, self.tr("position")), (2, self.tr("sum"))]])
         self.plot.setLabel("bottom", self.tr("dimension"))
         self.analogy_title.setText(self.tr("<b>Analogy</b> over the embedding matrix: nearest tokens to a − b + c"))
         if not self.analogy:

@@ -19,7 +19,7 @@ from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.analysis.path_graph import DEFAULT_THRESHOLD, PathSummary
 from gpt2viz.core.viewmodels.path import path_summary
-from gpt2viz.widgets.views.common import LazyView, note, themed_plot
+from gpt2viz.widgets.views.common import LazyView, note, set_ticks, themed_plot
 
 PUSH = QColor(46, 120, 200)  # positive: pushed the target up
 PULL = QColor(215, 80, 50)  # negative: pulled it down
@@ -196,8 +196,8 @@ class PathView(LazyView):
         self._items.append(item)
         ticks = [(s.first + i, t) for i, t in enumerate(s.token_labels)]
         step = max(1, len(ticks) // 16)
-        self.graph.getAxis("bottom").setTicks([ticks[::step]])
-        self.graph.getAxis("left").setTicks([[(d, self.tr("embed") if d == 0 else str(d)) for d in range(s.n_layer + 1)]])
+        set_ticks(self.graph.getAxis("bottom"), [ticks[::step]])
+        set_ticks(self.graph.getAxis("left"), [[(d, self.tr("embed") if d == 0 else str(d)) for d in range(s.n_layer + 1)]])
         self.graph.setXRange(s.first - 0.6, s.position + 0.6, padding=0)
         self.graph.setYRange(-0.7, s.n_layer + 0.2, padding=0)
         title = self.tr("how {0} got its logit: layers × positions (depth n = after block n−1)")
@@ -227,7 +227,7 @@ class PathView(LazyView):
         fm = self.bars.getAxis("left").fontMetrics() if hasattr(self.bars.getAxis("left"), "fontMetrics") \
             else self.fontMetrics()
         self.bars.getAxis("left").setWidth(max(190, 12 + max(fm.horizontalAdvance(t) for t in labels)))
-        self.bars.getAxis("left").setTicks([list(zip((int(yy) for yy in y), labels))])
+        set_ticks(self.bars.getAxis("left"), [list(zip((int(yy) for yy in y), labels))])
         self.bars.setYRange(-0.6, n - 0.4, padding=0)
         both = vals if ghosts is None else np.concatenate([vals, ghosts])
         lo, hi = min(0.0, both.min()), max(0.0, both.max())
