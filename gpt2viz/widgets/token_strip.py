@@ -38,9 +38,9 @@ class TokenStrip(Retranslating, QScrollArea):
         self._row = QHBoxLayout(self._inner)
         self._row.setContentsMargins(4, 2, 4, 2)
         self._row.setSpacing(3)
-        # The row is exactly as wide as its chips, resized before they are placed. Stretched to the view instead
-        # (a resizable widget), a new chip was first squeezed into the old width, so every chip moved left
-        # and back: two placements of every chip per step (~3 ms at 200 tokens).
+        # The row is exactly as wide as its chips (no stretch after them), resized before they are placed.
+        # Stretched to the view instead (a resizable widget), a new chip was first squeezed into the old width,
+        # so every chip moved left and back: two placements of every chip per step (~3 ms at 200 tokens).
         self._row.setSizeConstraint(QLayout.SetFixedSize)
         self.setWidget(self._inner)
         self._inner.setStyleSheet(CHIP_CSS)
@@ -79,7 +79,7 @@ class TokenStrip(Retranslating, QScrollArea):
             first = max(0, len(old) - TAIL_CONTEXT)
             infos = dict(enumerate(self.session.model.tokenizer.describe(list(new[first:])), start=first))
             for pos in range(len(old), len(new)):
-                self._add(self._chip(pos, infos[pos], pos >= h.prompt_len), self._row.count() - 1)  # before the stretch
+                self._add(self._chip(pos, infos[pos], pos >= h.prompt_len))
             for pos in range(max(0, len(old) - 3), len(old)):  # a partial character may now be complete
                 text = infos[pos].display.replace("&", "&&")
                 if self.chips[pos].text() != text:
@@ -114,11 +114,11 @@ class TokenStrip(Retranslating, QScrollArea):
         b.clicked.connect(lambda _=False, p=pos: self._on_chip(p))
         return b
 
-    def _add(self, chip: QToolButton, index: int) -> None:
-        """Put ``chip`` at ``index`` of the row, shown at once: a layout shows a widget added to a visible parent
+    def _add(self, chip: QToolButton) -> None:
+        """Put ``chip`` at the end of the row, shown at once: a layout shows a widget added to a visible parent
         from a queued call, after the frame the layout was painted in, so each step's new chip was placed and
         painted in a frame of its own."""
-        self._row.insertWidget(index, chip)
+        self._row.addWidget(chip)
         chip.show()
         self.chips.append(chip)
 
@@ -144,7 +144,6 @@ class TokenStrip(Retranslating, QScrollArea):
         self._prompt_len = h.prompt_len if h is not None else -1
         if h is None or self.session.model is None:
             self._row.addWidget(QLabel(self.tr("Type a prompt and press Run (Ctrl+Enter).")))
-            self._row.addStretch(1)
             return
         tok = self.session.model.tokenizer
         infos = tok.describe(list(h.tokens))
@@ -152,8 +151,7 @@ class TokenStrip(Retranslating, QScrollArea):
         if self._offset:
             self._row.addWidget(QLabel(self.tr("… {n} earlier").format(n=self._offset)))
         for pos, info in enumerate(infos[self._offset:], start=self._offset):
-            self._add(self._chip(pos, info, pos >= h.prompt_len), self._row.count())
-        self._row.addStretch(1)
+            self._add(self._chip(pos, info, pos >= h.prompt_len))
         self._mark()
         self._to_end()
 

@@ -283,7 +283,8 @@ def attribute(history, weights, n_layer: int, n_head: int, target: int | None = 
         target=int(target), vs=None if vs is None else int(vs), position=q, logit=logit, ln_bias_term=ln_bias,
         sigma=sigma, embed=float(history.hook_at("hook_embed", q) @ d),
         pos_embed=float(history.hook_at("hook_pos_embed", q) @ d), heads=heads, attn_bias=attn_bias, mlp=mlp,
-        by_source=by_source, neurons=np.stack(shares) if neurons else None, mlp_out_bias=mlp_bias, tokens=tuple(history.tokens[: q + 1]))
+        by_source=by_source, neurons=np.stack(shares) if neurons else None, mlp_out_bias=mlp_bias,
+        tokens=tuple(history.tokens[: q + 1]))
 
 
 def attribution_json(attr: Attribution, tokenizer, k_neurons: int = 10) -> dict:

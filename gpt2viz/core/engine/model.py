@@ -256,10 +256,11 @@ class Model:
         on = "" if self.device == "cpu" else f", on {self.device}"
         return f"Model({self.name!r}, {self.n_params:,} params, {self.folder}{on})"
 
-    def cache_bytes(self, positions: int) -> int:
-        """Bytes of a KV cache of ``positions`` positions (keys and values of every layer, float32)."""
+    def cache_may_stay(self, positions: int) -> bool:
+        """Whether a released call's new KV cache of ``positions`` positions may stay in onnxruntime's arena
+        (:data:`~gpt2viz.core.engine.memory.ARENA_KEEPS`) instead of being handed back to the system."""
         c = self.config
-        return 2 * c.n_layer * c.n_head * positions * c.d_head * 4
+        return 2 * c.n_layer * c.n_head * positions * c.d_head * 4 <= ARENA_KEEPS
 
     def empty_cache(self) -> KVCache:
         """A cache with no positions, for a prefill."""
@@ -366,7 +367,7 @@ class Model:
         own = release and not interventions
         # The arena is shrunk at the end of the last chunk itself when nothing it keeps lives there (``own``), or when
         # what does (the new cache, the last chunk's hooks) is small enough to stay; else one more call does it.
-        shrink_last = release and (own or self.cache_bytes(total) <= ARENA_KEEPS)
+        shrink_last = release and (own or self.cache_may_stay(total))
         # Chunks write their caches into two blocks of the final cache's size by turns (each chunk reads
         # the other's): their pages are touched once, not once per chunk (a new block each time cost
         # ~0.1 s of page faults over a 1000-token prefill on GPT-2 small).

@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from gpt2viz.core.engine.memory import ARENA_KEEPS, trim_heap
+from gpt2viz.core.engine.memory import trim_heap
 from gpt2viz.core.graph.cuts import ONDEMAND_HOOKS, family
 from gpt2viz.core.hooks import BLOCK_HOOKS, block_hook
 
@@ -151,10 +151,10 @@ class OnDemand:
         them after the cache of the positions before, as the chunked prefill ran them."""
         names = sorted(n for n in self.names if _split(n)[1] not in FROM_CACHE)
         # Its new cache is made and dropped: handed back to the system only when it would not be left in the arena
-        # (memory.ARENA_KEEPS); handing back a smaller one cost ~5 ms of a token click (page faults on the next call).
+        # (Model.cache_may_stay); handing back a smaller one cost ~5 ms of a token click (page faults on the next call).
         part, _ = self.model.run(trace.tokens[first:stop], self.past.truncated(first), hooks=names,
                                  interventions=self.interventions, means=self.means,
-                                 release=self.model.cache_bytes(stop) > ARENA_KEEPS)
+                                 release=not self.model.cache_may_stay(stop))
         return {n: part.hooks[n] for n in names}
 
     def _range(self, layer: int, fam: str, trace, first: int, stop: int) -> dict[str, np.ndarray]:

@@ -39,7 +39,8 @@ def repaint_whole(view: pg.GraphicsView) -> pg.GraphicsView:
 
 def set_ticks(axis: pg.AxisItem, ticks: list) -> None:
     """``axis.setTicks(ticks)`` unless the axis shows those ticks already: pyqtgraph makes an axis' picture again
-    on every setTicks (its labels measured and drawn: 0.4-1.5 ms), and most redraws keep the same ticks."""
+    on every setTicks (its labels measured and drawn: 0.4-1.5 ms), and several views set the same ticks at every
+    refresh."""
     if axis._tickLevels != ticks:  # pyqtgraph keeps the explicit ticks there (AxisItem.setTicks)
         axis.setTicks(ticks)
 
