@@ -87,7 +87,7 @@ class TokenStrip(Retranslating, QScrollArea):
         elif old[: len(new)] == new:
             for b in self.chips[len(new):]:
                 self._row.removeWidget(b)
-                b.deleteLater()
+                self._drop(b)
             del self.chips[len(new):]
         else:
             self._rebuild()
@@ -122,6 +122,14 @@ class TokenStrip(Retranslating, QScrollArea):
         chip.show()
         self.chips.append(chip)
 
+    @staticmethod
+    def _drop(w: QWidget) -> None:
+        """Take ``w`` off the strip now and delete it later. Only taken out of the layout, a chip stayed shown
+        (Back painted its sliver beside the row) and left the row when deleted, after the frame: the row was
+        painted again in a frame of its own."""
+        w.setParent(None)
+        w.deleteLater()
+
     def _on_chip(self, pos: int) -> None:
         from PySide6.QtWidgets import QApplication
 
@@ -137,7 +145,7 @@ class TokenStrip(Retranslating, QScrollArea):
         while self._row.count():
             w = self._row.takeAt(0).widget()
             if w is not None:
-                w.deleteLater()
+                self._drop(w)
         self.chips = []
         h = self.session.history
         self._tokens = h.tokens if h is not None else ()

@@ -281,10 +281,12 @@ def test_the_widgets_never_see_the_command_line():
         assert "argparse" not in text and "Namespace" not in text, path
 
 
-def test_a_step_is_painted_in_few_frames(qtbot, stepped_window):
+@pytest.mark.parametrize("action", ["step", "back"])
+def test_a_step_is_painted_in_few_frames(qtbot, stepped_window, action):
     """Layouts and plot items are settled before a frame is painted: a step drew the window six times before
     (each level of layouts and each plot's queued scene update after its own frame), the request's frame included;
-    then three (a "running…" frame, and the new token's chip shown by a queued call after the main frame)."""
+    then three (a "running…" frame, and the new token's chip shown by a queued call after the main frame). A Back
+    drew one more frame when its dropped chip was deleted after the main one."""
     import time
 
     from PySide6.QtCore import QEvent, QObject
@@ -302,14 +304,32 @@ def test_a_step_is_painted_in_few_frames(qtbot, stepped_window):
     counter = Count()
     win.installEventFilter(counter)
     for _ in range(3):
+        if action == "back":  # a token to take back
+            st.step()
+            qtbot.waitUntil(lambda: not st.busy, timeout=20000)
         qtbot.wait(200)
         frames.clear()
         n = len(st.history.tokens)
-        st.step()
-        qtbot.waitUntil(lambda n=n: not st.busy and len(st.history.tokens) == n + 1, timeout=20000)
+        getattr(st, action)()
+        want = n + 1 if action == "step" else n - 1
+        qtbot.waitUntil(lambda: not st.busy and len(st.history.tokens) == want, timeout=20000)
         qtbot.wait(200)
         assert 1 <= len(frames) <= 2, len(frames)
     win.removeEventFilter(counter)
+
+
+def test_the_chip_a_back_drops_leaves_the_strip_at_once(qtbot, stepped_window):
+    """Back takes its chip off the strip when the history changes, not when the chip is deleted after the frame:
+    it stayed shown until then (its sliver painted beside the row), and its deletion made the strip paint again in
+    a frame of its own (bench/bench_latency.py at 200 tokens)."""
+    win = stepped_window("l3h4e32")
+    st, strip = win.state, win.tokens
+    dropped = strip.chips[-1]
+    seen = []
+    st.sigHistory.connect(lambda _name: seen.append((len(strip.chips), dropped.parentWidget(), dropped.isVisible())))
+    st.back()
+    qtbot.waitUntil(lambda: bool(seen), timeout=20000)
+    assert seen[0] == (5, None, False)
 
 
 def test_running_is_said_only_for_work_that_lasts(qtbot, window):

@@ -35,10 +35,24 @@ ONDEMAND_FROM = 64
 # ~50 ms for 16 positions at the end of 1000 tokens on GPT-2 small. A layer's many rows (an attention
 # map) or a whole hook come from the layer's sub-graph over those positions, after the same cache.
 ROW_BLOCK = 16
+
 # Computed hooks kept per trace (rows and ranges together; see OnDemand._keep).
 # At 1000 tokens on GPT-2 small a row block of every layer is 22 MB, a layer's 127-row attention map
 # 15 MB: the position and the layer in view, and the one before.
 KEEP_BYTES = 32 << 20
+
+
+def row_block(index: int, positions: int) -> tuple[int, int]:
+    """(first, stop) of the row block that holds position ``index`` of a ``positions``-long prefill.
+
+    Blocks are counted back from the prefill's end: the newest position's block (which the worker computes
+    with every run) holds the ROW_BLOCK - 1 positions before it, those a reader looks at next, and only the
+    first block of the text can be short. Counted from the start instead, the newest block held 0-15
+    positions before the newest, and a click just before it ran the model on the GUI thread (~30 ms at 200
+    tokens of GPT-2 small, bench/bench_latency.py).
+    """
+    stop = positions - (positions - 1 - index) // ROW_BLOCK * ROW_BLOCK
+    return max(0, stop - ROW_BLOCK), stop
 
 
 class OnDemand:
@@ -83,8 +97,7 @@ class OnDemand:
             return self._cached_kv(layer, hook)[index]
         group = self._holding(name, index, index + 1)
         if group is None:
-            first = index - index % ROW_BLOCK
-            stop = min(first + ROW_BLOCK, self.positions)
+            first, stop = row_block(index, self.positions)
             group = self._keep((first, stop), lambda: self._block(trace, first, stop))
         return _take(group[1][name], name, index - group[0], index + 1)
 

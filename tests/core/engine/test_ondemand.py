@@ -124,15 +124,30 @@ def test_rows_of_every_block_come_from_one_run(exported, short_threshold, monkey
              "ln1_scale", "ln2_scale")
     for _ in range(2):
         rows = {(n, L): hist.hook_at((n, L), 29) for n in names for L in range(4)}
-    assert runs == [("block", 24, 30)]
+    assert runs == [("block", 22, 30)]  # the newest position's block holds the 7 before it
     full, _ = model.run(list(hist.tokens), hooks=model.hook_names)
     for (n, L), r in rows.items():
         assert not r.flags.writeable
         want = np.take(full[n, L], 29, axis=1 if n in ("pattern", "attn_scores") else 0)
         assert r.shape == want.shape and float(np.abs(r - want).max()) <= 1e-6, (n, L)
-    for p in (0, 7, 8, 23):  # other blocks: one run each
+    for p in (0, 5, 6, 13, 14, 22):  # other blocks: one run each (counted back from the end: 0-6 is short)
         assert float(np.abs(hist.hook_at(("pattern", 3), p) - full["pattern", 3][:, p, : p + 1]).max()) <= 1e-6
-    assert runs[1:] == [("block", 0, 8), ("block", 8, 16), ("block", 16, 24)]
+    assert runs[1:] == [("block", 0, 6), ("block", 6, 14), ("block", 14, 22)]
+
+
+@pytest.mark.parametrize("positions", [1, 15, 16, 17, 64, 200, 1000])
+def test_row_blocks_tile_the_text_back_from_its_end(positions):
+    """Row blocks cover every position once; every block but the first is whole, and the newest position's
+    block holds the ROW_BLOCK - 1 positions before it (the first block allowing)."""
+    blocks = sorted({ondemand.row_block(i, positions) for i in range(positions)})
+    assert blocks[0][0] == 0 and blocks[-1][1] == positions
+    assert all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
+    assert all(b - a == ondemand.ROW_BLOCK for a, b in blocks[1:])
+    assert 0 < blocks[0][1] - blocks[0][0] <= ondemand.ROW_BLOCK
+    for i in range(positions):
+        first, stop = ondemand.row_block(i, positions)
+        assert first <= i < stop
+    assert ondemand.row_block(positions - 1, positions) == (max(0, positions - ondemand.ROW_BLOCK), positions)
 
 
 def test_many_rows_of_one_layer_come_from_its_sub_graph(exported, short_threshold, monkeypatch):
