@@ -56,7 +56,7 @@ class Heatmap(QWidget):
 
     def show_heat(self, heat: HeatmapSummary, title: str, row_labels, col_labels) -> None:
         self.heat = heat
-        self.img.setImage(to_rgba(heat.values, heat.lo, heat.hi))
+        self.img.set_rgba(to_rgba(heat.values, heat.lo, heat.hi))
         self.bar.setLevels((heat.lo, heat.hi))
         r, c = heat.values.shape
         self.img.setRect(-0.5, -0.5, c, r)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
@@ -26,36 +26,46 @@ CELL_W, CELL_H, GAP = 92, 108, 14  # three text lines under the glyph (the third
 # A glyph's bars are at least this wide: at 200 positions a block's 80 px held 200 sub-pixel bars, and the
 # pipeline's paint (2,400 antialiased rectangles) took ~25 ms of every step on a GPT-2-small-sized model.
 MIN_BAR_PX = 2
+GLYPH_W, GLYPH_H = CELL_W - 12, 34  # a block's attention glyph, under the cell's title
 
 
 def pooled(values, n: int) -> np.ndarray:
-    """``values`` in at most ``n`` bars, each the largest of the positions it covers (a peak stays visible)."""
+    """``values`` (the last axis) in at most ``n`` bars, each the largest of the positions it covers (a peak stays
+    visible)."""
     v = np.asarray(values, dtype=np.float64)
-    if n <= 0 or len(v) <= n:
+    if n <= 0 or v.shape[-1] <= n:
         return v
-    edges = np.linspace(0, len(v), n + 1).round().astype(int)
-    return np.maximum.reduceat(v, edges[:-1])
+    edges = np.linspace(0, v.shape[-1], n + 1).round().astype(int)
+    return np.maximum.reduceat(v, edges[:-1], axis=-1)
+
+
+def bars_images(rows: np.ndarray, width: int, height: int, colour: QColor) -> list[QImage]:
+    """Each row of ``rows`` ([glyphs, bars], 0..1) as one image ``width`` x ``height`` px: bar j fills its share of
+    the width less a 1 px gap, from the bottom up to its value, in ``colour`` at opacity 0.35..1 by value.
+
+    One image per glyph instead of a rectangle per bar (12 glyphs of 40 bars were ~500 painter calls, most of the
+    pipeline's 6 ms paint of every step at 200 tokens), and every glyph in one numpy pass (one pass each was
+    0.7 ms of the paint; bench/bench_latency.py)."""
+    v = np.clip(np.asarray(rows, dtype=np.float64), 0.0, 1.0)
+    n_img, n_bar = v.shape
+    rgba = np.zeros((n_img, height, width, 4), np.uint8)
+    if n_bar and width > 0 and height > 0:
+        w = width / n_bar
+        x = np.arange(width)
+        j = np.minimum((x / w).astype(int), n_bar - 1)  # the bar each pixel column belongs to
+        inside = (x - j * w) < max(1.0, w - 1)  # the last pixel of a bar wider than 1 px is the gap
+        vj = v[:, j]  # [glyphs, width]
+        tall = np.maximum(1.0, vj * height).round()  # every bar at least 1 px, as before
+        filled = (np.arange(height)[None, :, None] >= height - tall[:, None, :]) & inside[None, None, :]
+        rgba[..., 0], rgba[..., 1], rgba[..., 2] = colour.red(), colour.green(), colour.blue()
+        rgba[..., 3] = np.where(filled, np.round(255 * (0.35 + 0.65 * vj))[:, None, :], 0).astype(np.uint8)
+    # each image gets its own pixels (copy): ``rgba`` goes when this returns
+    return [QImage(rgba[i].data, width, height, 4 * width, QImage.Format_RGBA8888).copy() for i in range(n_img)]
 
 
 def bars_image(bars: np.ndarray, width: int, height: int, colour: QColor) -> QImage:
-    """``bars`` (0..1) as one image ``width`` x ``height`` px: bar j fills its share of the width less a 1 px
-    gap, from the bottom up to its value, in ``colour`` at opacity 0.35..1 by value.
-
-    One image per glyph instead of a rectangle per bar: 12 glyphs of 40 bars were ~500 painter calls, most of
-    the pipeline's 6 ms paint of every step at 200 tokens (bench/bench_latency.py)."""
-    v = np.clip(np.asarray(bars, dtype=np.float64), 0.0, 1.0)
-    rgba = np.zeros((height, width, 4), np.uint8)
-    if len(v) and width > 0 and height > 0:
-        w = width / len(v)
-        x = np.arange(width)
-        j = np.minimum((x / w).astype(int), len(v) - 1)  # the bar each pixel column belongs to
-        inside = (x - j * w) < max(1.0, w - 1)  # the last pixel of a bar wider than 1 px is the gap
-        tall = np.maximum(1.0, v[j] * height).round()  # every bar at least 1 px, as before
-        filled = (np.arange(height)[:, None] >= height - tall[None, :]) & inside[None, :]
-        rgba[..., 0], rgba[..., 1], rgba[..., 2] = colour.red(), colour.green(), colour.blue()
-        rgba[..., 3] = np.where(filled, np.round(255 * (0.35 + 0.65 * v[j]))[None, :], 0).astype(np.uint8)
-    img = QImage(rgba.data, width, height, 4 * width, QImage.Format_RGBA8888)
-    return img.copy()  # its own pixels: ``rgba`` goes when this returns
+    """:func:`bars_images` of one row of bars."""
+    return bars_images(np.asarray(bars, dtype=np.float64)[None], width, height, colour)[0]
 
 
 class PipelineCells(QWidget):
@@ -69,6 +79,7 @@ class PipelineCells(QWidget):
         self.session = state.session(session)
         self.summary: PipelineSummary | None = None
         self._texts: dict[Stage, str] = {}
+        self._glyphs: dict[int, QImage] = {}
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Minimum, QSizePolicy.Fixed)
 
@@ -82,15 +93,27 @@ class PipelineCells(QWidget):
         return QRectF(GAP + i * (CELL_W + GAP), 8, CELL_W, CELL_H)
 
     def show(self, summary: PipelineSummary | None) -> None:
-        """Draw ``summary`` (None: no run yet): cell texts are formatted once here, not at every paint."""
+        """Draw ``summary`` (None: no run yet): cell texts and glyphs are made once here, not at every paint."""
         self.summary = summary
         tok = self.session.model.tokenizer if summary is not None else None
         self._texts = {sid: cell_text(sid, summary, tok.token_display) for sid in self.session.stages()} \
             if summary is not None else {}
+        self._glyphs = self._make_glyphs(summary)
         if self.size() != self.sizeHint():  # a model with another number of blocks (a relayout costs a frame)
             self.updateGeometry()
             self.adjustSize()
         self.update()
+
+    def _make_glyphs(self, summary: PipelineSummary | None) -> dict[int, QImage]:
+        """Each block's attention glyph (layer -> image), all blocks in one pass when their bars are as long."""
+        rows = {L: b.bars for L, b in enumerate(summary.blocks) if b.bars is not None} if summary is not None else {}
+        if not rows:
+            return {}
+        colour = self.palette().color(QPalette.Highlight)
+        n = GLYPH_W // MIN_BAR_PX
+        if len({len(b) for b in rows.values()}) == 1:
+            return dict(zip(rows, bars_images(pooled(np.stack(list(rows.values())), n), GLYPH_W, GLYPH_H, colour)))
+        return {L: bars_image(pooled(b, n), GLYPH_W, GLYPH_H, colour) for L, b in rows.items()}
 
     def stage_at(self, x: float, y: float) -> Stage | None:
         for i, sid in enumerate(self.session.stages()):
@@ -103,43 +126,49 @@ class PipelineCells(QWidget):
         if sid:
             self.sigClicked.emit(sid)
 
-    def paintEvent(self, _e):
+    def changeEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        if e.type() == QEvent.PaletteChange:  # the glyphs are in the highlight colour
+            self._glyphs = self._make_glyphs(self.summary)
+        super().changeEvent(e)
+
+    def paintEvent(self, e):
         p = QPainter(self)
         p.setRenderHint(QPainter.Antialiasing)
         pal = self.palette()
         fg, mid, hl = pal.color(QPalette.Text), pal.color(QPalette.Mid), pal.color(QPalette.Highlight)
         base = pal.color(QPalette.Base)
+        bold = QFont(self.font())
+        bold.setBold(True)
         small = QFont(self.font())
         small.setPointSizeF(max(7.0, self.font().pointSizeF() * 0.85))
+        title_flags = Qt.AlignHCenter | Qt.AlignTop
+        text_flags = title_flags | Qt.TextWordWrap
+        arrow, frame, frame_sel = QPen(mid, 1.5), QPen(mid, 1), QPen(hl, 3)
         sel = self.session.selection.stage
+        shown = QRectF(e.rect()).adjusted(-GAP, 0, GAP, 0)  # a cell and the arrow before it
         for i, sid in enumerate(self.session.stages()):
             r = self.cell_rect(i)
-            selected = sid == sel
-            p.setPen(QPen(hl if selected else mid, 3 if selected else 1))
+            if not shown.intersects(r):  # scrolled out of view: the strip is wider than the window
+                continue
+            p.setPen(frame_sel if sid == sel else frame)
             p.setBrush(base)
             p.drawRoundedRect(r, 6, 6)
             if i:
                 y = r.center().y()
-                p.setPen(QPen(mid, 1.5))
+                p.setPen(arrow)
                 p.drawLine(QPointF(r.left() - GAP + 2, y), QPointF(r.left() - 3, y))
                 p.drawLine(QPointF(r.left() - 7, y - 3), QPointF(r.left() - 3, y))
                 p.drawLine(QPointF(r.left() - 7, y + 3), QPointF(r.left() - 3, y))
             p.setPen(fg)
-            f = QFont(self.font())
-            f.setBold(True)
-            p.setFont(f)
-            p.drawText(r.adjusted(4, 3, -4, 0), Qt.AlignHCenter | Qt.AlignTop, stage_title(sid))
+            p.setFont(bold)
+            p.drawText(r.adjusted(4, 3, -4, 0), title_flags, stage_title(sid))
             if sid not in self._texts:
                 continue
             p.setFont(small)
-            bars = self.summary.blocks[sid.layer].bars if sid.is_block else None
-            if bars is not None:  # attention of the most focused head over earlier positions
-                area = QRectF(r.left() + 6, r.top() + 24, r.width() - 12, 34)
-                img = bars_image(pooled(bars, int(area.width()) // MIN_BAR_PX), int(area.width()),
-                                 int(area.height()), hl)
-                p.drawImage(area.topLeft(), img)
-            p.drawText(r.adjusted(3, 60 if bars is not None else 26, -3, -2),
-                       Qt.AlignHCenter | Qt.AlignTop | Qt.TextWordWrap, self._texts[sid])
+            glyph = self._glyphs.get(sid.layer) if sid.is_block else None
+            if glyph is not None:  # attention of the most focused head over earlier positions
+                p.drawImage(QPointF(r.left() + 6, r.top() + 24), glyph)
+            p.drawText(r.adjusted(3, 60 if glyph is not None else 26, -3, -2), text_flags, self._texts[sid])
         p.end()
 
 

@@ -185,6 +185,38 @@ def test_pipeline_bars_image_draws_each_bar_to_its_height_with_a_gap():
     assert img.pixelColor(40, 33).red() == 10 and img.pixelColor(40, 33).blue() == 30
 
 
+def test_pipeline_glyphs_made_together_are_the_glyphs_made_one_by_one():
+    from PySide6.QtGui import QColor
+
+    from gpt2viz.widgets.pipeline import bars_image, bars_images, pooled
+
+    rows = np.random.default_rng(0).random((5, 130))
+    rows[2, 7] = 1.0
+    together = bars_images(pooled(rows, 40), 80, 34, QColor(200, 100, 50))
+    for row, img in zip(rows, together):
+        assert img == bars_image(pooled(row, 40), 80, 34, QColor(200, 100, 50))
+    np.testing.assert_array_equal(pooled(rows, 40), np.stack([pooled(r, 40) for r in rows]))
+
+
+def test_pipeline_paints_a_part_of_itself_as_it_paints_the_whole(win):
+    """The cells out of the paint's region are skipped (the pipeline is wider than the window): the part painted
+    alone is pixel for pixel that part of the whole, a cell cut by the region's edge and its arrow included."""
+    from PySide6.QtCore import QPoint, QRect
+    from PySide6.QtGui import QImage, QRegion
+
+    cells = win.pipeline.cells
+    cells.resize(cells.sizeHint())
+    size = cells.size()
+    whole = QImage(size, QImage.Format_ARGB32)
+    whole.fill(0)
+    cells.render(whole)
+    part_rect = QRect(250, 0, 288, size.height())  # cuts a cell on the left, ends within an arrow on the right
+    part = QImage(size, QImage.Format_ARGB32)
+    part.fill(0)
+    cells.render(part, QPoint(250, 0), QRegion(part_rect))
+    assert part.copy(part_rect) == whole.copy(part_rect)
+
+
 def test_the_hidden_journey_waits_and_catches_up_when_shown(win):
     from gpt2viz.core.viewmodels.journey import PAGES
 
@@ -210,6 +242,44 @@ def test_heatmap_colours_are_viridis_steps_and_masked_cells_grey():
         want = MASKED_RGBA if np.isnan(v) else tuple(lut[int(min(max(float(v), 0.0), 1.0) * 255)])
         assert tuple(rgba[r, c]) == tuple(want), (r, c, v)
     assert to_rgba(np.full((2, 2), 3.0), 3.0, 3.0).tolist() == [[list(lut[0])] * 2] * 2  # a flat map: no division by 0
+
+
+def test_a_heatmap_image_shows_its_colours_byte_for_byte(qtbot):
+    """The colours a map is given are the pixels drawn: pyqtgraph's own levels (from each image's extremes) shifted
+    every colour of a map without pure black."""
+    from gpt2viz.widgets.views.common import HoverImage, to_rgba
+
+    m = np.array([[0.2, np.nan, 0.9], [0.5, 0.7, 0.3]])
+    rgba = to_rgba(m, 0.0, 1.0)
+    assert rgba[..., :3].min() > 0  # no black byte: levelled by its extremes, it would be stretched
+    img = HoverImage()
+    img.set_rgba(rgba)
+    img.render()
+    q = img.qimage
+    shown = np.array([[q.pixelColor(c, r).getRgb() for c in range(3)] for r in range(2)], np.uint8)
+    assert shown.tolist() == rgba.tolist()
+
+
+def test_a_plain_label_fits_its_text_and_keeps_its_place(qtbot):
+    """A head title grows its label when it no longer fits and keeps the label's size when it is shorter (the
+    head grid is not laid out again at every step); it is shown as plain text in its one colour."""
+    import pyqtgraph as pg
+    from PySide6.QtGui import QColor
+
+    from gpt2viz.widgets.views.common import PlainLabel
+
+    grid = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(grid)
+    label = PlainLabel("head 1", color=QColor(10, 20, 30))
+    grid.addItem(label, row=0, col=0)
+    short = label.minimumWidth()
+    label.setText("▶ head 1 · 2.50 nats <b>")
+    assert label.text == label.item.toPlainText() == "▶ head 1 · 2.50 nats <b>"
+    wide = label.minimumWidth()
+    assert wide > short and wide >= label.item.boundingRect().width()
+    label.setText("head 1 · 0.10 nats")
+    assert label.minimumWidth() == wide and label.item.toPlainText() == "head 1 · 0.10 nats"
+    assert label.item.defaultTextColor() == QColor(10, 20, 30)
 
 
 def test_an_axis_keeps_its_picture_when_its_ticks_do_not_change(qtbot):

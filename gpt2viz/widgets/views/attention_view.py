@@ -15,6 +15,7 @@ from gpt2viz.core.viewmodels.attention import MAX_SIDE, AttentionSummary, attent
 from gpt2viz.widgets.views.common import (
     HoverImage,
     LazyView,
+    PlainLabel,
     layer_box,
     note,
     repaint_whole,
@@ -91,8 +92,9 @@ class AttentionView(LazyView):
         cols = math.ceil(math.sqrt(n_head))
         for hd in range(n_head):
             r, c = divmod(hd, cols)
-            self.head_labels.append(self.grid.addLabel(self.tr("head {head}").format(head=hd), row=2 * r, col=c,
-                                                       color=self.palette().color(QPalette.Text)))
+            label = PlainLabel(self.tr("head {head}").format(head=hd), color=self.palette().color(QPalette.Text))
+            self.grid.addItem(label, row=2 * r, col=c)
+            self.head_labels.append(label)
             vb = self.grid.addViewBox(row=2 * r + 1, col=c, lockAspect=True, invertY=True)
             img = HoverImage()
             img.sigClicked.connect(lambda _r, _c, h=hd: self.state.select_head(h, self.name))
@@ -112,13 +114,13 @@ class AttentionView(LazyView):
         pos, L, head = sm.position, sm.layer, sm.head
         self._first = sm.first
         for hd, (m, img) in enumerate(zip(sm.matrices, self.cells)):
-            img.setImage(to_rgba(m, *sm.levels[hd]))
+            img.set_rgba(to_rgba(m, *sm.levels[hd]))
             img.setToolTip(self.tr("head {head} · entropy at position {pos}: {entropy:.2f} nats · click to enlarge").format(
                 head=hd, pos=pos, entropy=sm.entropies[hd]))
             self.head_labels[hd].setText(("▶ " if hd == head else "") + self.tr("head {head} · {entropy:.2f} nats").format(
                 head=hd, entropy=sm.entropies[hd]))
         self._big = sm.matrices[head]
-        self.big_img.setImage(to_rgba(self._big, *sm.levels[head]))
+        self.big_img.set_rgba(to_rgba(self._big, *sm.levels[head]))
         self.big_img.setRect(-0.5, -0.5, self._big.shape[1], self._big.shape[0])  # cells centred on ticks
         if self._ticks_key != (sm.tokens, pos):  # tick labels cost text layout: only when the tokens change
             self._ticks_key = (sm.tokens, pos)
