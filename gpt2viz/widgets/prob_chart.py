@@ -137,7 +137,9 @@ class ProbabilityChart(Retranslating, QWidget):
 
     def redraw(self) -> None:
         self.summary = sm = chart_summary(self.session, N_BARS)
-        for t in self.labels:
+        # only the labels of rows this redraw does not fill are hidden: hiding every label to show it again, and
+        # setting texts that did not change, were 0.2 of the chart's 0.7 ms redraw
+        for t in self.labels[len(sm.rows) if sm is not None else 0:]:
             t.setVisible(False)
         if sm is None:
             self.ghost.setOpts(x0=[], y=[], width=[])
@@ -164,7 +166,8 @@ class ProbabilityChart(Retranslating, QWidget):
                                       else "")
             if before:
                 txt += self.tr("  (before {before:.1%}, {delta:+.1%})").format(before=r.before, delta=r.raw - r.before)
-            item.setText(txt)
+            if item.toPlainText() != txt:
+                item.setText(txt)
             item.setPos(max(r.final, r.raw, r.before if before else 0.0), y)
             item.setVisible(True)
         set_ticks(self.plot.getAxis("left"), [ticks])
