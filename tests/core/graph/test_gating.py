@@ -161,8 +161,8 @@ def test_a_long_prefill_copies_no_hook_it_leaves_on_demand(exported, monkeypatch
         np.testing.assert_array_equal(lazy["resid_post", L], full["resid_post", L])
     spy.calls.clear()
     lazy["pattern", 1]  # an on-demand read from its sub-graph: not the main session
-    lazy.ondemand.row("blocks.2.mlp.hook_post", lazy, 5)  # one position of every layer: the main session
-    assert spy.calls[0][:2] == (16, True)  # its block of 16 positions, hooks on (then the arena's release)
+    lazy.ondemand.row("blocks.2.mlp.hook_post", lazy, 30)  # one position of every layer: the main session
+    assert spy.calls[0][:2] == (16, True)  # its block of 16 positions (24-39), hooks on (then the arena's release)
 
 
 def test_a_released_run_writes_its_cache_and_hooks_into_arrays_of_its_own(exported, monkeypatch):
