@@ -318,6 +318,36 @@ def test_a_step_is_painted_in_few_frames(qtbot, stepped_window, action):
     win.removeEventFilter(counter)
 
 
+def test_a_new_chip_has_handled_its_own_events_when_the_history_is_drawn(qtbot, stepped_window):
+    """A new chip's polish request and the update it posts are handled with the step, not from the event loop after
+    the step's frame (where they painted the chip in a frame of its own)."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication, QToolButton
+
+    win = stepped_window("l3h4e32")
+    st, strip = win.state, win.tokens
+    drawn = []
+    late = []
+
+    class Late(QObject):
+        def eventFilter(self, obj, e):
+            if drawn and isinstance(obj, QToolButton) and obj in strip.chips[-1:] and \
+                    e.type() in (QEvent.PolishRequest, QEvent.UpdateLater, QEvent.MetaCall):
+                late.append(e.type().name)
+            return False
+
+    watcher = Late()
+    QApplication.instance().installEventFilter(watcher)
+    st.sigHistory.connect(lambda _name: drawn.append(True))  # after the strip's own slot
+    try:
+        st.step()
+        qtbot.waitUntil(lambda: bool(drawn) and not st.busy, timeout=20000)
+        qtbot.wait(100)
+    finally:
+        QApplication.instance().removeEventFilter(watcher)
+    assert late == []
+
+
 def test_the_chip_a_back_drops_leaves_the_strip_at_once(qtbot, stepped_window):
     """Back takes its chip off the strip when the history changes, not when the chip is deleted after the frame:
     it stayed shown until then (its sliver painted beside the row), and its deletion made the strip paint again in
