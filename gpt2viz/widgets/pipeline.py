@@ -105,15 +105,13 @@ class PipelineCells(QWidget):
         self.update()
 
     def _make_glyphs(self, summary: PipelineSummary | None) -> dict[int, QImage]:
-        """Each block's attention glyph (layer -> image), all blocks in one pass when their bars are as long."""
+        """Each block's attention glyph (layer -> image), all blocks in one pass: every block's bars are its
+        focused head's weights over the same keys (positions 0..position)."""
         rows = {L: b.bars for L, b in enumerate(summary.blocks) if b.bars is not None} if summary is not None else {}
         if not rows:
             return {}
-        colour = self.palette().color(QPalette.Highlight)
-        n = GLYPH_W // MIN_BAR_PX
-        if len({len(b) for b in rows.values()}) == 1:
-            return dict(zip(rows, bars_images(pooled(np.stack(list(rows.values())), n), GLYPH_W, GLYPH_H, colour)))
-        return {L: bars_image(pooled(b, n), GLYPH_W, GLYPH_H, colour) for L, b in rows.items()}
+        bars = pooled(np.stack(list(rows.values())), GLYPH_W // MIN_BAR_PX)
+        return dict(zip(rows, bars_images(bars, GLYPH_W, GLYPH_H, self.palette().color(QPalette.Highlight))))
 
     def stage_at(self, x: float, y: float) -> Stage | None:
         for i, sid in enumerate(self.session.stages()):

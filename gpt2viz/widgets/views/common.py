@@ -115,6 +115,8 @@ class PlainLabel(pg.LabelItem):
     set as plain text in one colour, and the layout is asked again only when the text no longer fits.
     """
 
+    _plain: str | None = None  # the text shown
+
     def __init__(self, text: str = " ", color=None, **kw):
         super().__init__(" ", color=color, **kw)
         self.item.setDefaultTextColor(pg.mkColor(color if color is not None else pg.getConfigOption("foreground")))
@@ -122,7 +124,7 @@ class PlainLabel(pg.LabelItem):
 
     def setText(self, text: str, **_style) -> None:  # noqa: N802 - pyqtgraph's name
         """Show ``text`` (plain, not HTML)."""
-        if text == getattr(self, "_plain", None):
+        if text == self._plain:
             return
         self._plain = self.text = text
         self.item.setPlainText(text)
