@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
 
-from gpt2viz.core.analysis.lens import lens_at, residual_stack_at
+from gpt2viz.core.analysis.lens import residual_stack_at
 from gpt2viz.core.engine import model as runtime
 from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.engine.model import Model
@@ -61,7 +61,7 @@ class Result:
     lens_tops: tuple[np.ndarray, np.ndarray] | None = None  # lens_top(lens): the lens grid's new column
     # With interventions in force: the same tokens run without them (the chart's ghost, the deltas):
     # the newest position's [V] logits and its [n_layer + 1, V] logit lens.
-    baseline: tuple | None = None  # (logits [V], lens [n_layer + 1, V], History) without the interventions
+    baseline: tuple | None = None  # (logits [V], lens [n_layer + 1, V], History, lens tops) without the interventions
 
 
 class InferenceWorker(QObject):
@@ -174,7 +174,9 @@ class InferenceWorker(QObject):
             trace, cache = model.run(list(tokens), hooks=hooks)
             frames = (Frame(tokens, trace, 0.0),)
         clean = History(frames, h.prompt_len)
-        result = trace.last_logits, lens_at(clean, self.weights[session], n_layer, len(tokens) - 1), clean
+        # the lens with its tops (one call): the views read the rank and probability of a token from it
+        lens, tops = self.weights[session].lens_with_tops(residual_stack_at(clean, n_layer, len(tokens) - 1))
+        result = trace.last_logits, lens, clean, tops
         self._base[session] = (model, tokens, cache, result, frames)
         return result
 

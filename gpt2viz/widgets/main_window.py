@@ -44,6 +44,7 @@ from gpt2viz.widgets.pipeline import PipelineView
 from gpt2viz.widgets.prob_chart import ProbabilityChart
 from gpt2viz.widgets.snapshot import view_title
 from gpt2viz.widgets.token_strip import TokenStrip
+from gpt2viz.widgets.views.common import SteadyLabel
 
 if TYPE_CHECKING:
     from gpt2viz.widgets.compare import CompareDock
@@ -103,7 +104,7 @@ class MainWindow(Retranslating, QMainWindow):
         lay.addWidget(self.splitter, 1)
         lay.addWidget(self.controls)
         self.setCentralWidget(central)
-        self.status = QLabel()
+        self.status = SteadyLabel()  # its numbers change at every step: the status bar is not laid out again
         self.statusBar().addPermanentWidget(self.status)
         # A long prompt is read in chunks on the worker thread: how far it got (Reset or a new prompt cancels)
         self.prefill_bar = QProgressBar()

@@ -18,7 +18,7 @@ from gpt2viz.app.state import AppState
 from gpt2viz.core.generation.sampling import top_k_text
 from gpt2viz.core.viewmodels.chart import N_BARS, ChartSummary, chart_summary
 from gpt2viz.widgets.language import Retranslating
-from gpt2viz.widgets.views.common import repaint_whole, set_ticks
+from gpt2viz.widgets.views.common import SteadyLabel, repaint_whole, set_ticks
 
 
 class ProbabilityChart(Retranslating, QWidget):
@@ -56,7 +56,7 @@ class ProbabilityChart(Retranslating, QWidget):
             self.labels.append(t)
         self.plot.scene().sigMouseClicked.connect(self._on_click)
 
-        self.title = QLabel()
+        self.title = SteadyLabel()  # a second line with interventions: the plot under it stays in place
         f = self.title.font()
         f.setBold(True)
         self.title.setFont(f)
@@ -180,14 +180,15 @@ class ProbabilityChart(Retranslating, QWidget):
         step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if min(xmax, 1.0) / s <= 6)
         ticks = [(v, f"{v:.0%}") for v in np.arange(0, min(xmax, 1.0) + 1e-9, step)]
         set_ticks(self.plot.getAxis("bottom"), [ticks])
-        self.title.setText(self.tr("Next token after position {position} · {kept:,} of {vocab:,} tokens kept · "
-                                   "entropy {entropy:.2f} nats").format(position=sm.position, kept=sm.n_kept,
-                                                                         vocab=sm.vocab_size, entropy=sm.entropy))
+        title = self.tr("Next token after position {position} · {kept:,} of {vocab:,} tokens kept · "
+                        "entropy {entropy:.2f} nats").format(position=sm.position, kept=sm.n_kept,
+                                                              vocab=sm.vocab_size, entropy=sm.entropy)
         if before:
             from gpt2viz.app.interventions_text import summary
 
-            self.title.setText(self.title.text() + "\n" + self.tr("with {interventions} · ghost = before").format(
-                interventions=summary(sm.interventions)))
+            title += "\n" + self.tr("with {interventions} · ghost = before").format(
+                interventions=summary(sm.interventions))
+        self.title.setText(title)
 
     def _on_click(self, ev) -> None:
         if self.summary is None:

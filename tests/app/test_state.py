@@ -178,7 +178,7 @@ def test_the_ghost_under_interventions_is_the_run_without_them_after_steps_and_b
     def check():
         tokens = list(state.history.tokens)
         trace, _ = state.model.run(tokens)
-        logits, lens, base = s.baseline
+        logits, lens, base, (top, p_top) = s.baseline
         np.testing.assert_allclose(logits, trace.last_logits, rtol=0, atol=1e-4 * np.abs(trace.last_logits).max())
         from gpt2viz.core.analysis.attribution import attribute
         from gpt2viz.core.generation.stepper import Frame, History
@@ -186,6 +186,11 @@ def test_the_ghost_under_interventions_is_the_run_without_them_after_steps_and_b
         clean = History((Frame(tuple(tokens), trace, 0.0),), len(tokens))
         want = lens_at(clean, state.weights, state.model.config.n_layer, len(tokens) - 1)
         np.testing.assert_allclose(lens, want, rtol=0, atol=1e-4 * np.abs(want).max())
+        from gpt2viz.core.numeric import lens_top
+
+        want_top, want_p = lens_top(lens)  # its tops are the baseline lens's own
+        np.testing.assert_array_equal(top, want_top)
+        np.testing.assert_allclose(p_top, want_p, rtol=1e-6)
         # the baseline run kept as a History (the Path view's ghosts), its frames stitched across cached steps
         assert tuple(base.tokens) == tuple(tokens)
         c = state.model.config

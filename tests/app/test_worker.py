@@ -62,7 +62,9 @@ def test_back_and_reset_hand_over_the_lens_made_for_that_state_without_making_it
     h = back.history
     np.testing.assert_array_equal(back.lens, lens_with_tops(residual_stack_at(h, 3, len(h.tokens) - 1))[0])
     w.intervene(5, "A", (HeadAblation(1, 2),))
-    assert made == [1, 1] and got[-1].lens is not first.lens  # the same tokens, another run: its own lens
+    # the same tokens, another run: its own lens, and the lens of the run without the ablation (the baseline's)
+    assert made == [1, 1, 1] and got[-1].lens is not first.lens
+    np.testing.assert_array_equal(got[-1].baseline[1], first.lens)
 
 
 def test_a_model_loaded_again_forgets_the_lenses_of_the_one_before(exported):

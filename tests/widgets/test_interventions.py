@@ -125,3 +125,69 @@ def test_neuron_and_block_ablations_from_menus_and_remove_all(qtbot, stepped_win
     wait_idle(qtbot, st)
     qtbot.waitUntil(lambda: st.history.current.interventions == ())
     assert st.session("A").interventions == ()
+
+
+def test_the_plots_stay_in_place_when_an_ablation_comes_and_goes(qtbot, stepped_window):
+    """An ablation adds a line to the chart's title and before/after ranks under the lens path. The labels keep
+    that room once they have had it, so removing and adding the ablation again moves no plot (each move laid
+    the plot out and drew it whole: ~4 ms of every add and remove at 200 tokens), and before and after are
+    compared in place."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    win = stepped_window("l3h4e32")
+    st = win.state
+    lens = win.detail.views["Logit lens"]
+    win.detail.setCurrentWidget(lens)
+    ablation = HeadAblation(1, 2)
+
+    def settled(interventions):
+        wait_idle(qtbot, st)
+        qtbot.waitUntil(lambda: st.history.current.interventions == interventions)
+        QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+        qtbot.wait(20)
+        return win.chart.plot.geometry(), lens.chart.geometry(), win.chart.title.height(), lens.rank_label.height()
+
+    plain = settled(())
+    st.add_intervention(ablation)
+    ablated = settled((ablation,))
+    assert ablated[2] > plain[2] and ablated[3] > plain[3]  # the title and the rank lines did gain lines
+    assert "1.2" in win.chart.title.text() and "→" in lens.rank_label.text()
+    st.remove_intervention(ablation)
+    assert settled(()) == ablated
+    assert "1.2" not in win.chart.title.text() and "→" not in lens.rank_label.text()
+    st.add_intervention(ablation)
+    assert settled((ablation,)) == ablated
+
+
+def test_a_steady_label_grows_with_its_text_and_measures_again_at_a_new_width(qtbot):
+    """A SteadyLabel keeps the height of its tallest text while its width stays, and fits its text again when
+    the width changes; a one-line label keeps its widest text's width (the status line)."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from gpt2viz.widgets.views.common import SteadyLabel, note
+
+    box = QWidget()
+    qtbot.addWidget(box)
+    lay = QVBoxLayout(box)
+    label = note(steady=True)
+    assert isinstance(label, SteadyLabel) and label.wordWrap()
+    lay.addWidget(label)
+    lay.addStretch(1)
+    box.resize(200, 400)
+    box.show()
+    label.setText("one line")
+    qtbot.wait(10)
+    one = label.height()
+    label.setText("many words " * 20)
+    qtbot.waitUntil(lambda: label.height() > 2 * one)
+    tall = label.height()
+    label.setText("one line again")
+    qtbot.wait(10)
+    assert label.height() == tall and label.text() == "one line again"
+    box.resize(400, 400)  # a new width: measured from the text shown now
+    qtbot.waitUntil(lambda: label.height() < tall)
+    status = SteadyLabel()
+    status.setText("last step 12.5 ms · running…")
+    wide = status.minimumWidth()
+    status.setText("last step 9.1 ms")
+    assert wide >= status.sizeHint().width() and status.minimumWidth() == wide

@@ -130,7 +130,7 @@ class Session:
     model_runs: int = 0  # model calls whose results arrived (tests assert sliders add none)
 
     def __post_init__(self):
-        self.baseline = None  # (logits, lens, History) of the newest position / the text, without interventions
+        self.baseline = None  # (logits, lens, History, lens tops) of the newest position / the text, without interventions
         self.analyses: dict = {}  # "patching" / "causal" -> the newest summary (core.viewmodels.compare)
         self._dist_key = None
         self._dist: tuple[Distribution, int] | None = None
@@ -213,9 +213,10 @@ class Session:
         """Take a history from the worker; ``ran_model`` is False for Back and Reset (stored frames).
 
         ``lens`` / ``lens_tops`` are the newest position's logit lens and its top tokens, when known;
-        ``baseline`` is (logits [V], lens [n_layer + 1, V]) of the newest position without the
-        interventions the history ran under, and optionally that run as a History with the hooks an
-        attribution reads (None when none were in force).
+        ``baseline`` is (logits [V], lens [n_layer + 1, V], History, (top ids, top probabilities)) without
+        the interventions the history ran under: the newest position's logits and logit lens, that run as a
+        History with the hooks an attribution reads, and the lens's top token and its probability at every
+        depth (None when no intervention is in force).
         """
         self.history = history
         self.baseline = baseline if history.current.interventions else None

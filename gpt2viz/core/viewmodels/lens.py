@@ -68,5 +68,5 @@ def lens_target(session: Session, target: int | None = None, selection: Selectio
     ranks, probs = session.lens_path(pos, int(target))
     br = bp = None
     if session.baseline is not None and pos == n - 1:
-        br, bp = token_rank_and_prob(np.asarray(session.baseline[1]), int(target))
+        br, bp = token_rank_and_prob(np.asarray(session.baseline[1]), int(target), session.baseline[3][1])
     return LensTarget(pos, int(h.tokens[pos]), int(target), ranks, probs, default, br, bp)

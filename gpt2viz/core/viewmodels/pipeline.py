@@ -127,8 +127,8 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
         lens = session.lens(pos)
         base_lens = np.asarray(session.baseline[1])
         target = int(np.argmax(base_lens[-1]))
-        ranks, p_with = token_rank_and_prob(lens, target)
-        _, p_without = token_rank_and_prob(base_lens, target)
+        ranks, p_with = token_rank_and_prob(lens, target, ptops)
+        _, p_without = token_rank_and_prob(base_lens, target, session.baseline[3][1])
         delta_rows = (ranks, np.asarray(p_with) - np.asarray(p_without))
     blocks = []
     for L in range(cfg.n_layer):

@@ -33,7 +33,7 @@ class LensView(LazyView):
         self.prob_curve = self.chart.plot([], [], symbol="o", pen=(70, 130, 200), **symbol_style())
         # the run without the interventions in force, dashed grey (empty when there are none)
         self.base_curve = self.chart.plot([], [], pen=pg.mkPen((128, 128, 128), style=Qt.DashLine))
-        self.rank_label = note()
+        self.rank_label = note(steady=True)  # gains lines with interventions: the plot above stays put
         right = QWidget()
         rl = QVBoxLayout(right)
         row = QHBoxLayout()
@@ -140,11 +140,12 @@ class LensView(LazyView):
         self.chart.setYRange(0, 1)
         self.chart.setTitle(self.tr("{target} at position {pos} {token}").format(
             target=tok.token_display(t.target), pos=t.position, token=tok.token_display(t.token)))
-        self.rank_label.setText(self.tr("rank by depth (0 = top): {ranks}").format(
+        ranks = self.tr("rank by depth (0 = top): {ranks}").format(
             ranks=", ".join(str(int(r)) for r in t.ranks)) + ("" if not text or len(ids) == 1 else self.tr(
-                " · “{text}” is {n} tokens; using the default").format(text=text, n=len(ids))))
+                " · “{text}” is {n} tokens; using the default").format(text=text, n=len(ids)))
         if t.base_probs is not None:
-            self.rank_label.setText(self.rank_label.text() + "<br>" + self.tr(
+            ranks += "<br>" + self.tr(
                 "with the interventions (solid) vs without (dashed): rank {ranks}; Δp {deltas}").format(
                 ranks=", ".join(f"{int(b)}→{int(a)}" for a, b in zip(t.ranks, t.base_ranks)),
-                deltas=", ".join(f"{a - b:+.2f}" for a, b in zip(t.probs, t.base_probs))))
+                deltas=", ".join(f"{a - b:+.2f}" for a, b in zip(t.probs, t.base_probs)))
+        self.rank_label.setText(ranks)

@@ -40,6 +40,24 @@ def test_residual_stack_and_ranks(tiny_model_dir):
     np.testing.assert_allclose(probs[1], torch.softmax(torch.tensor(logits[1]), 0)[1].item())
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rank_and_prob_from_the_lens_graphs_top_probabilities(seed):
+    """Given the rows' top probabilities (as the lens graph makes them), a token's probability is e^(x - max) ·
+    p_top: the same softmax as summing the exponentials again, and the same ranks (ties included)."""
+    from gpt2viz.core.numeric import lens_top, softmax
+
+    rng = np.random.default_rng(seed)
+    logits = (rng.standard_normal((13, 50257)) * 4).astype(np.float32)
+    logits[3, 7] = logits[3].max()  # a tie with the top: rank 0, as many above it as the top has
+    _, p_top = lens_top(logits)
+    for token in (0, 7, 50256, int(logits[5].argmax())):
+        ranks, probs = token_rank_and_prob(logits, token, p_top)
+        want_ranks, want_probs = token_rank_and_prob(logits, token)
+        np.testing.assert_array_equal(ranks, want_ranks)
+        np.testing.assert_allclose(probs, want_probs, rtol=1e-6)
+        np.testing.assert_allclose(probs, softmax(logits)[:, token], rtol=1e-5, atol=1e-12)
+
+
 def test_token_probabilities_are_the_softmax():
     """The few-entries form of the lens softmax agrees with the [N, V] float64 one (float32 logits of GPT-2's size)."""
     from gpt2viz.core.numeric import lens_top, softmax, token_probabilities
