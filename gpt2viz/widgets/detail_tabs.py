@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QTabWidget
 
 from gpt2viz.app.sessions import SessionId
@@ -40,6 +41,21 @@ class DetailTabs(Retranslating, QTabWidget):
         self._stage = None
         state.sigSelection.connect(lambda name: name == self.name and self._follow_stage())
         self._follow_stage()
+
+    def event(self, e) -> bool:
+        # A QTabWidget answers every layout request by placing its tab bar and page again and repainting
+        # itself whole: the tab bar, the page's frames, labels and scroll bars (~2 ms of a step's frame). Any
+        # text that changes in the shown page (a caption's position count, a title) sends one up here. When
+        # neither the widget's size nor its tab bar's changed, the places are the ones it has: the request
+        # only goes on up, so that the window still hears of the pages' new size hints.
+        if e.type() == QEvent.LayoutRequest:
+            bar = self.tabBar()
+            placed = (self.size(), bar.sizeHint(), bar.isVisible(), self.count(), self.currentIndex())
+            if placed == getattr(self, "_placed", None):
+                self.updateGeometry()
+                return True
+            self._placed = placed
+        return super().event(e)
 
     def retranslate(self) -> None:
         """Tab titles in the current language (each view retranslates itself)."""

@@ -295,3 +295,44 @@ def test_an_axis_keeps_its_picture_when_its_ticks_do_not_change(qtbot):
     assert axis.picture is drawn
     set_ticks(axis, [[(0, "␣Paris"), (1.0, "␣Berlin")]])
     assert axis.picture is None and axis._tickLevels == [[(0, "␣Paris"), (1.0, "␣Berlin")]]
+
+
+def test_a_step_moves_a_full_lens_grid_on_without_repainting_its_frame(qtbot, tmp_path, exported):
+    """With more than 16 positions a step keeps the grid's shape and its columns move on by one position. The
+    column headers and cells show the new positions; the row headers and the tab bar are not painted again (a
+    model reset or a header change laid the headers out again, and any layout request from a page made the
+    tab widget repaint itself whole: ~2 ms of every step's frame)."""
+    from collections import Counter
+
+    from PySide6.QtCore import QEvent, QObject, Qt
+
+    from tests.widgets.conftest import run_window
+
+    win = run_window(qtbot, tmp_path, exported["l3h4e32"],
+                     "The capital of France is Paris, the capital of Italy is Rome and the capital of Spain is")
+    st, view = win.state, win.detail.views["Logit lens"]
+    win.detail.setCurrentWidget(view)
+    qtbot.wait(50)
+    assert view.cells.columnCount() == 16 and len(st.history.tokens) > 16
+    watched = {view.table.verticalHeader().viewport(): "rows", view.table.horizontalHeader().viewport(): "columns",
+               view.table.viewport(): "cells", win.detail.tabBar(): "tabs"}
+    painted = Counter()
+
+    class Painted(QObject):
+        def eventFilter(self, obj, e):
+            if e.type() == QEvent.Paint and obj in watched:
+                painted[watched[obj]] += 1
+            return False
+
+    spy = Painted()
+    for w in watched:
+        w.installEventFilter(spy)
+    st.step()
+    qtbot.waitUntil(lambda: not st.busy and view.grid.positions[-1] == len(st.history.tokens) - 1, timeout=20000)
+    qtbot.wait(100)
+    tok, g = st.model.tokenizer, view.grid
+    assert view.cells.columnCount() == 16 and g.positions[0] == len(st.history.tokens) - 16
+    assert [view.cells.headerData(c, Qt.Horizontal) for c in range(16)] == [
+        f"{p} {tok.token_display(t)}" for p, t in zip(g.positions, g.tokens)]
+    assert painted["columns"] >= 1 and painted["cells"] >= 1
+    assert painted["rows"] == 0 and painted["tabs"] == 0

@@ -72,6 +72,7 @@ class LensView(LazyView):
             return
         tok, n_rows = s.model.tokenizer, g.tops.shape[0]
         block = self.tr("after block {layer}")
+        reshaped = self.cells.rowCount() != n_rows or self.cells.columnCount() != len(g.positions)
         changed = self.cells.show(
             g, tok.token_display, [f"{p} {tok.token_display(t)}" for p, t in zip(g.positions, g.tokens)],
             [self.tr("embed")] + [self.tr("block {layer}").format(layer=L) for L in range(n_rows - 1)],
@@ -79,8 +80,10 @@ class LensView(LazyView):
             self.tr("{where}, position {pos} predicts {token} ({prob:.1%})"))
         if changed:
             self._size_cells()
+            if not reshaped:  # the same shape, new column headers (see LensGridModel.show)
+                self.table.horizontalHeader().viewport().update()
         # lay the cells out now: the view's own delayed layout ran after the window's next frame and asked for another
-        self.table.doItemsLayout()
+        self.table.doItemsLayout() if reshaped else self.table.updateGeometries()
         if changed:  # after the layout, which sets the scroll bars' ranges
             self.table.scrollTo(self.cells.index(0, len(g.positions) - 1))  # the newest positions matter most
         clip = self.tr(" Showing the newest {n} of {total} positions.").format(
@@ -118,7 +121,9 @@ class LensView(LazyView):
                                                 *(fm.horizontalAdvance(row[c]) for row in self.cells.shown)))
         finally:
             head.blockSignals(False)
-        self.table.verticalHeader().setDefaultSectionSize(2 * fm.lineSpacing() + 8)
+        rows = self.table.verticalHeader()
+        if rows.defaultSectionSize() != 2 * fm.lineSpacing() + 8:  # set again, the same size lays the rows out again
+            rows.setDefaultSectionSize(2 * fm.lineSpacing() + 8)
 
     def _on_cell(self, _row: int, col: int) -> None:
         if self.grid is not None and 0 <= col < len(self.grid.positions):
