@@ -77,12 +77,16 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
     # ones: the slider moves once a round, after the Step). A Step at a temperature it has not met yet may
     # sample another token: a state the worker has not emitted, whose lens it makes (~10 ms at 200 tokens of
     # GPT-2-small-sized). The window pays that in its first rounds, and so must the model's own time.
+    # Each round's token click selects an earlier position (the window's cycle, below), and the window asks an
+    # intervention's run for that position's lens too, as the app does.
+    n = len(got[-1].history.tokens)
     for rnd in range(repeat + 1):
         s = SamplingSettings(1.0 + 0.1 * (rnd % 2), 0, 1.0, 0)
+        selected = n - 2 - rnd % min(8, n - 1)
         for name, fn in (("Step", lambda: w.step(next(req), "A", s, None, (), True)),
                          ("Back", lambda: w.back(next(req), "A")),
-                         ("ablation chip added", lambda: w.intervene(next(req), "A", (iv,))),
-                         ("ablation chip removed", lambda: w.intervene(next(req), "A", ()))):
+                         ("ablation chip added", lambda: w.intervene(next(req), "A", (iv,), selected)),
+                         ("ablation chip removed", lambda: w.intervene(next(req), "A", (), selected))):
             t0 = time.perf_counter()
             fn()
             if rnd:
@@ -185,7 +189,7 @@ def gui_ms(b: Bench, repeat: int) -> dict[str, list[float]]:
         QTest.keyClick(win.chart.temp, next(keys))
 
     n_tok = len(st.history.tokens)
-    positions = itertools.cycle([n_tok - 2 - i for i in range(min(8, n_tok - 1))])
+    positions = itertools.cycle([n_tok - 2 - i for i in range(min(8, n_tok - 1))])  # as headless_ms's rounds
 
     def token():
         chips = win.tokens.chips

@@ -65,7 +65,7 @@ class AppState(QObject):
     _toStep = Signal(int, str, object, object, object, bool, bool)
     _toBack = Signal(int, str)
     _toReset = Signal(int, str)
-    _toIntervene = Signal(int, str, object)
+    _toIntervene = Signal(int, str, object, object)
 
     def __init__(self, settings: Settings | None = None, parent=None, device: str = "cpu"):
         super().__init__(parent)
@@ -229,7 +229,8 @@ class AppState(QObject):
         self.pause()
         s.set_interventions(interventions)
         if s.history is not None:
-            self._toIntervene.emit(self._send(sid), sid.value, interventions)
+            # the selected position too: the worker makes its lens for the views with the run
+            self._toIntervene.emit(self._send(sid), sid.value, interventions, s.selection.position)
 
     def add_intervention(self, intervention, session: SessionId | str = A) -> None:
         """Add one intervention (a second identical one is ignored)."""
@@ -446,7 +447,8 @@ class AppState(QObject):
         s = self.sessions.get(session)
         if s is None or not self.requests.live(req, session):
             return  # a result for a prompt or model that has since been replaced
-        s.accept(result.history, result.elapsed_ms, result.lens, result.ran_model, result.lens_tops, result.baseline)
+        s.accept(result.history, result.elapsed_ms, result.lens, result.ran_model, result.lens_tops, result.baseline,
+                 result.selected)
         if session_id(session) is A:
             self.player.after_result()
 

@@ -62,6 +62,9 @@ class Result:
     # With interventions in force: the same tokens run without them (the chart's ghost, the deltas):
     # the newest position's [V] logits and its [n_layer + 1, V] logit lens.
     baseline: tuple | None = None  # (logits [V], lens [n_layer + 1, V], History, lens tops) without the interventions
+    # The selected earlier position's lens and its tops, made with a run the views have not seen: (position, lens
+    # [n_layer + 1, V], tops). Its last row is the model's output there, which the pipeline shows.
+    selected: tuple | None = None
 
 
 class InferenceWorker(QObject):
@@ -122,7 +125,7 @@ class InferenceWorker(QObject):
             return getattr(self, "_all", False) or req < self._job_barrier.get(job, 0)
 
     def _emit(self, req: int, session: str, elapsed_ms: float, ran: bool, with_lens: bool = True,
-              with_tops: bool = True) -> None:
+              with_tops: bool = True, position: int | None = None) -> None:
         # The logit lens of the newest position is a [layers + 1, V] matmul (≈ 0.5 GFLOP for GPT-2
         # small): every view wants it after a step, so it is made here, off the GUI thread. While
         # auto-stepping the views skip most frames; then the views compute the few they draw on demand
@@ -151,7 +154,22 @@ class InferenceWorker(QObject):
         self._lens_memo.move_to_end(key)
         while len(self._lens_memo) > LENS_MEMO:
             self._lens_memo.popitem(last=False)
-        self.sigResult.emit(req, session, Result(h, elapsed_ms, lens if with_lens else None, ran, tops, base))
+        self.sigResult.emit(req, session, Result(h, elapsed_ms, lens if with_lens else None, ran, tops, base,
+                                                 self._selected(session, h, position)))
+
+    def _selected(self, session: str, h: History, position: int | None) -> tuple | None:
+        """The lens (with its tops) at ``position``, an earlier position the views show, of a run they have not
+        seen (None for the newest position, which every result carries).
+
+        The pipeline shows the selected position's top token at every depth and the model's output there: after
+        an ablation with an earlier token selected, it made them on the GUI thread, an LM-head call of 13 rows and
+        one of 1 (~17 ms at 200 tokens of a GPT-2-small-sized model, measured by bench/bench_latency.py). One
+        call here gives both: the lens's last row is the output."""
+        if position is None or not 0 <= position < len(h.tokens) - 1:
+            return None
+        lens, tops = self.weights[session].lens_with_tops(residual_stack_at(h, self.gens[session].model.config.n_layer,
+                                                                            position))
+        return position, lens, tops
 
     def _baseline(self, gen: Generator, session: str, h: History):
         """The current tokens run without interventions: the newest position's logits and logit lens, and that
@@ -263,9 +281,11 @@ class InferenceWorker(QObject):
             self._emit(req, session, frame.elapsed_ms, True, with_lens, with_tops or with_lens)
         self._guard(req, session, go)
 
-    @Slot(int, str, object)
-    def intervene(self, req: int, session: str, interventions) -> None:
-        """Put ``interventions`` in force: the text so far is run again under them (its tokens stay)."""
+    @Slot(int, str, object, object)
+    def intervene(self, req: int, session: str, interventions, position: int | None = None) -> None:
+        """Put ``interventions`` in force: the text so far is run again under them (its tokens stay).
+
+        ``position``: the earlier position the views show (None: the newest), whose lens comes with the result."""
         def go():
             gen = self._gen(session)
             t0 = time.perf_counter()
@@ -273,7 +293,7 @@ class InferenceWorker(QObject):
             gen.set_interventions(interventions)
             if had:
                 _prefetch(gen)
-                self._emit(req, session, (time.perf_counter() - t0) * 1000, True)
+                self._emit(req, session, (time.perf_counter() - t0) * 1000, True, position=position)
             else:
                 self.sigSkipped.emit(req, session)
         self._guard(req, session, go)

@@ -76,3 +76,26 @@ def test_a_model_loaded_again_forgets_the_lenses_of_the_one_before(exported):
     assert len(w._lens_memo) == 0
     w.start(4, "A", "The capital of France is", ())
     assert got[-1].lens.shape[0] == 3  # the new model's depths (2 blocks + embeddings), made for it
+
+
+def test_an_intervention_brings_the_lens_of_the_selected_earlier_position(exported):
+    """The views show the selected position; after an ablation its lens (tops and output) comes from the worker,
+    made on the new run: the same numbers as the lens graph on that run's residual stream."""
+    import numpy as np
+
+    from gpt2viz.core.analysis.lens import residual_stack_at
+
+    w, got = _worker(exported["l3h4e32"])
+    w.start(2, "A", "The capital of France is", ())
+    w.intervene(3, "A", (HeadAblation(1, 2),), 2)
+    res = got[-1]
+    position, lens, (top, p_top) = res.selected
+    want, (want_top, want_p) = w.weights["A"].lens_with_tops(residual_stack_at(res.history, 3, 2))
+    assert position == 2 and res.history.current.interventions == (HeadAblation(1, 2),)
+    np.testing.assert_array_equal(lens, want)
+    np.testing.assert_array_equal(top, want_top)
+    np.testing.assert_array_equal(p_top, want_p)
+    newest = len(res.history.tokens) - 1
+    for req, position in ((4, None), (5, newest), (6, newest + 3)):  # the newest's comes with every result
+        w.intervene(req, "A", (), position)
+        assert got[-1].selected is None

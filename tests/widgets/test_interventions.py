@@ -191,3 +191,42 @@ def test_a_steady_label_grows_with_its_text_and_measures_again_at_a_new_width(qt
     wide = status.minimumWidth()
     status.setText("last step 9.1 ms")
     assert wide >= status.sizeHint().width() and status.minimumWidth() == wide
+
+
+def test_an_ablation_with_an_earlier_token_selected_runs_no_lens_on_the_gui_thread(qtbot, stepped_window):
+    """With an earlier token selected, the pipeline shows that position's top tokens and output under the
+    ablation: the worker makes them with the run (they were two LM-head calls on the GUI thread, ~17 ms at
+    200 tokens of GPT-2 small), and the pipeline shows the same numbers as the lens of that run."""
+    import threading
+
+    from gpt2viz.core.analysis.lens import residual_stack_at
+    from gpt2viz.core.numeric import lens_top
+
+    win = stepped_window("l3h4e32")
+    st = win.state
+    win.detail.setCurrentWidget(win.detail.views["Tokens"])  # no lens grid on screen (it shows every position)
+    st.select_position(2)
+    weights = st.session("A").weights
+    calls = []
+    for name in ("lens", "lens_tops", "lens_with_tops"):
+        made = getattr(weights, name)
+
+        def spy(*a, made=made, name=name, **k):
+            calls.append((name, threading.current_thread() is threading.main_thread()))
+            return made(*a, **k)
+
+        setattr(weights, name, spy)
+    st.add_intervention(HeadAblation(1, 2))
+    wait_idle(qtbot, st)
+    qtbot.waitUntil(lambda: win.pipeline.cells.summary is not None
+                    and win.pipeline.cells.summary.position == 2
+                    and st.history.current.interventions == (HeadAblation(1, 2),))
+    qtbot.wait(50)
+    assert [c for c in calls if c[1]] == [] and calls  # all made on the worker thread
+    for name in ("lens", "lens_tops", "lens_with_tops"):
+        del weights.__dict__[name]
+    want = weights.lens(residual_stack_at(st.history, 3, 2))
+    top, _ = lens_top(want)
+    ps = win.pipeline.cells.summary
+    assert [b.lens_token for b in ps.blocks] == [int(t) for t in top[1:]]
+    assert list(ps.top_ids) == [int(i) for i in np.argsort(-want[-1])[:3]]

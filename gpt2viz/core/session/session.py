@@ -209,14 +209,15 @@ class Session:
         self._notify("analyses")
 
     def accept(self, history: History, elapsed_ms: float, lens: np.ndarray | None, ran_model: bool,
-               lens_tops: tuple[np.ndarray, np.ndarray] | None = None, baseline=None) -> None:
+               lens_tops: tuple[np.ndarray, np.ndarray] | None = None, baseline=None, selected=None) -> None:
         """Take a history from the worker; ``ran_model`` is False for Back and Reset (stored frames).
 
         ``lens`` / ``lens_tops`` are the newest position's logit lens and its top tokens, when known;
         ``baseline`` is (logits [V], lens [n_layer + 1, V], History, (top ids, top probabilities)) without
         the interventions the history ran under: the newest position's logits and logit lens, that run as a
         History with the hooks an attribution reads, and the lens's top token and its probability at every
-        depth (None when no intervention is in force).
+        depth (None when no intervention is in force). ``selected`` is (position, lens, tops) of an earlier
+        position the views show, made with the run.
         """
         self.history = history
         self.baseline = baseline if history.current.interventions else None
@@ -225,6 +226,11 @@ class Session:
             self._remember(self._lens_cache, key, lens, 8)
         if lens_tops is not None:
             self._remember(self._tops_cache, key, lens_tops, 4096)
+        if selected is not None:
+            position, at_lens, at_tops = selected
+            at = self._lens_key(position)
+            self._remember(self._lens_cache, at, at_lens, 8)
+            self._remember(self._tops_cache, at, at_tops, 4096)
         if ran_model:
             self.last_ms = elapsed_ms
             self.model_runs += 1
