@@ -58,7 +58,7 @@ def pct(xs: list[float], q: float) -> float:
 def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
     """The model's own time per action: the app's InferenceWorker slots called directly (no thread, no window),
     each timed until its result signal, on the same model and text as the window."""
-    from gpt2viz.app.worker import InferenceWorker
+    from gpt2viz.app.worker import InferenceWorker, Shown
     from gpt2viz.core.generation.sampling import SamplingSettings
     from gpt2viz.core.interventions import HeadAblation
 
@@ -77,12 +77,14 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
     # ones: the slider moves once a round, after the Step). A Step at a temperature it has not met yet may
     # sample another token: a state the worker has not emitted, whose lens it makes (~10 ms at 200 tokens of
     # GPT-2-small-sized). The window pays that in its first rounds, and so must the model's own time.
-    # Each round's token click selects an earlier position (the window's cycle, below), and the window asks an
-    # intervention's run for that position's lens too, as the app does.
+    # Each round's token click selects an earlier position and its block click a layer, whose attention the
+    # Attention tab then shows (the window's cycles, in gui_ms): an intervention's run brings what they show,
+    # in the window and here alike.
     n = len(got[-1].history.tokens)
+    n_layer = w.gens["A"].model.config.n_layer
     for rnd in range(repeat + 1):
         s = SamplingSettings(1.0 + 0.1 * (rnd % 2), 0, 1.0, 0)
-        selected = n - 2 - rnd % min(8, n - 1)
+        selected = Shown(n - 2 - rnd % min(8, n - 1), (rnd * 5 + 1) % n_layer, ("pattern",))
         for name, fn in (("Step", lambda: w.step(next(req), "A", s, None, (), True)),
                          ("Back", lambda: w.back(next(req), "A")),
                          ("ablation chip added", lambda: w.intervene(next(req), "A", (iv,), selected)),
@@ -207,7 +209,7 @@ def gui_ms(b: Bench, repeat: int) -> dict[str, list[float]]:
 
     cells = win.pipeline.cells
     n_layer = st.model.config.n_layer
-    blocks = itertools.cycle([(i * 5 + 1) % n_layer for i in range(n_layer)])
+    blocks = itertools.cycle([(i * 5 + 1) % n_layer for i in range(n_layer)])  # as headless_ms's rounds
 
     def block():
         L = next(blocks)

@@ -31,7 +31,7 @@ from gpt2viz.app.player import FRAME_S, PLAY_AHEAD, Player  # noqa: F401 - re-ex
 from gpt2viz.app.requests import RequestBus
 from gpt2viz.app.sessions import SessionId, SessionRegistry, session_id
 from gpt2viz.app.settings import Settings
-from gpt2viz.app.worker import InferenceWorker, Result
+from gpt2viz.app.worker import InferenceWorker, Result, Shown
 from gpt2viz.core.session.session import Session, Stage
 
 A, B = SessionId.A, SessionId.B
@@ -81,6 +81,8 @@ class AppState(QObject):
                                      lambda job, summary: self.sessions[A].store_analysis(job.value, summary), self)
         self.player = Player(self.sessions, self.requests, lambda: self.step(), self)
         self._grids_shown: dict[str, set[int]] = {}  # session -> ids of its lens grids on screen (lens_grid_shown)
+        # session -> {id of an attention view on screen: "pattern" / "attn_scores"} (attention_shown)
+        self._attention_shown: dict[str, dict[int, str]] = {}
 
         # The parts' signals, under the names the views have always used.
         reg = self.sessions
@@ -189,6 +191,22 @@ class AppState(QObject):
         views = self._grids_shown.setdefault(session_id(session).value, set())
         (views.add if shown else views.discard)(id(view))
 
+    def attention_shown(self, view: object, which: str | None, session: SessionId | str = A) -> None:
+        """An attention view of ``session`` shows ``which`` ("pattern" / "attn_scores") of the selected layer, or
+        (None) went. A new run of a long text keeps no attention: the worker computes the shown layer's rows with
+        an intervention's run, so the view's first read runs no model on the GUI thread."""
+        views = self._attention_shown.setdefault(session_id(session).value, {})
+        if which is None:
+            views.pop(id(view), None)
+        else:
+            views[id(view)] = which
+
+    def _shown(self, sid: SessionId) -> Shown:
+        """What the views of ``sid`` show, for the worker to compute with a new run (see :class:`Shown`)."""
+        s = self.sessions[sid]
+        kinds = tuple(sorted(set(self._attention_shown.get(sid.value, {}).values())))
+        return Shown(s.selection.position, s.selection.layer if kinds else None, kinds)
+
     def back(self, session: SessionId | str = A) -> None:
         """Undo the newest token (stored frames, no model call)."""
         sid = session_id(session)
@@ -229,8 +247,8 @@ class AppState(QObject):
         self.pause()
         s.set_interventions(interventions)
         if s.history is not None:
-            # the selected position too: the worker makes its lens for the views with the run
-            self._toIntervene.emit(self._send(sid), sid.value, interventions, s.selection.position)
+            # what the views show: the worker computes it with the run
+            self._toIntervene.emit(self._send(sid), sid.value, interventions, self._shown(sid))
 
     def add_intervention(self, intervention, session: SessionId | str = A) -> None:
         """Add one intervention (a second identical one is ignored)."""

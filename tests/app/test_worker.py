@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpt2viz.app.worker import InferenceWorker
+from gpt2viz.app.worker import InferenceWorker, Shown
 from gpt2viz.core.engine import ondemand
 from gpt2viz.core.interventions import HeadAblation
 
@@ -87,7 +87,7 @@ def test_an_intervention_brings_the_lens_of_the_selected_earlier_position(export
 
     w, got = _worker(exported["l3h4e32"])
     w.start(2, "A", "The capital of France is", ())
-    w.intervene(3, "A", (HeadAblation(1, 2),), 2)
+    w.intervene(3, "A", (HeadAblation(1, 2),), Shown(2))
     res = got[-1]
     position, lens, (top, p_top) = res.selected
     want, (want_top, want_p) = w.weights["A"].lens_with_tops(residual_stack_at(res.history, 3, 2))
@@ -97,5 +97,28 @@ def test_an_intervention_brings_the_lens_of_the_selected_earlier_position(export
     np.testing.assert_array_equal(p_top, want_p)
     newest = len(res.history.tokens) - 1
     for req, position in ((4, None), (5, newest), (6, newest + 3)):  # the newest's comes with every result
-        w.intervene(req, "A", (), position)
+        w.intervene(req, "A", (), Shown(position))
         assert got[-1].selected is None
+
+
+def test_an_intervention_brings_the_rows_a_shown_attention_view_reads(monkeypatch, exported):
+    """With an attention view on screen, an intervention's run of a long text computes the shown layer's rows
+    (the newest MAX_SIDE positions) on the worker: the view's first read runs no model call."""
+    from gpt2viz.core.viewmodels.attention import MAX_SIDE
+
+    monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 4)
+    w, got = _worker(exported["l3h4e32"])
+    text = "The capital of France is Paris, the capital of Italy is Rome and the capital of Spain is Madrid"
+    w.start(2, "A", text, ())
+    w.intervene(3, "A", (HeadAblation(1, 2),), Shown(None, 2, ("pattern", "attn_scores")))
+    h = got[-1].history
+    n = len(h.tokens)
+    assert h.frames[0].trace.ondemand is not None and n > 16  # rows outside the newest position's block
+    calls = []
+    made = ondemand.OnDemand._subgraph
+    monkeypatch.setattr(ondemand.OnDemand, "_subgraph", lambda *a, **k: calls.append(a[1:3]) or made(*a, **k))
+    for which in ("pattern", "attn_scores"):
+        assert len(h.hook_rows((which, 2), max(0, n - MAX_SIDE), n)) == n
+    assert calls == []  # a view's read ran no sub-graph
+    h.hook_rows(("pattern", 1), 0, n)  # a layer not shown: read on demand, as before
+    assert calls

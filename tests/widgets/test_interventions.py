@@ -230,3 +230,22 @@ def test_an_ablation_with_an_earlier_token_selected_runs_no_lens_on_the_gui_thre
     ps = win.pipeline.cells.summary
     assert [b.lens_token for b in ps.blocks] == [int(t) for t in top[1:]]
     assert list(ps.top_ids) == [int(i) for i in np.argsort(-want[-1])[:3]]
+
+
+def test_the_attention_view_tells_the_state_what_it_shows(qtbot, stepped_window):
+    """An intervention's run brings the attention rows an attention view on screen reads: the view reports its
+    showing, its kind of rows and its hiding, and the state hands the worker the selected layer with them."""
+    from gpt2viz.app.sessions import SessionId
+
+    win = stepped_window("l3h4e32")
+    st, view = win.state, win.detail.views["Attention"]
+    win.detail.setCurrentWidget(view)
+    st.select_block(2)
+    shown = st._shown(SessionId.A)
+    assert (shown.layer, shown.attention) == (2, ("pattern",))
+    view.mode.setCurrentIndex(1)
+    assert st._shown(SessionId.A).attention == ("attn_scores",)
+    st.select_position(3)
+    win.detail.setCurrentWidget(win.detail.views["Tokens"])
+    shown = st._shown(SessionId.A)
+    assert (shown.position, shown.layer, shown.attention) == (3, None, ())

@@ -35,6 +35,7 @@ class AttentionView(LazyView):
         self.mode = QComboBox()
         self.mode.addItems(["", ""])
         self.mode.currentIndexChanged.connect(self.refresh)
+        self.mode.currentIndexChanged.connect(lambda _i: self.isVisible() and self._report(True))
         self.readout = QLabel()
         top = QHBoxLayout()
         top.addWidget(self.layer)
@@ -80,6 +81,18 @@ class AttentionView(LazyView):
         self.mode.setItemText(1, self.tr("scores (before softmax)"))
         self.readout.setText(self.tr("hover a cell for its exact value"))
         self.bars.setLabel("left", self.tr("weight"))
+
+    def showEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        # Before the catch-up refresh: an intervention's run brings the rows this view reads while it is shown.
+        self._report(True)
+        super().showEvent(e)
+
+    def hideEvent(self, e) -> None:  # noqa: N802 - Qt's name
+        self._report(False)
+        super().hideEvent(e)
+
+    def _report(self, shown: bool) -> None:
+        self.state.attention_shown(self, self.which if shown else None, self.name)
 
     @property
     def which(self) -> str:
