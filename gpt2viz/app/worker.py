@@ -89,7 +89,8 @@ class Result:
     lens_tops: tuple[np.ndarray, np.ndarray] | None = None  # lens_top(lens): the lens grid's new column
     # With interventions in force: the same tokens run without them (the chart's ghost, the deltas):
     # the newest position's [V] logits and its [n_layer + 1, V] logit lens.
-    baseline: tuple | None = None  # (logits [V], lens [n_layer + 1, V], History, lens tops) without the interventions
+    # (logits [V], lens [n_layer + 1, V], History, lens tops) without the interventions
+    baseline: tuple | None = None
     # The selected earlier position's lens and its tops, made with a run the views have not seen: (position, lens
     # [n_layer + 1, V], tops). Its last row is the model's output there, which the pipeline shows.
     selected: tuple | None = None

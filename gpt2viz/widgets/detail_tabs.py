@@ -42,6 +42,8 @@ class DetailTabs(Retranslating, QTabWidget):
         state.sigSelection.connect(lambda name: name == self.name and self._follow_stage())
         self._follow_stage()
 
+    _placed = None  # (size, tab bar hint, ...) when the tab widget last placed its tab bar and page
+
     def event(self, e) -> bool:
         # A QTabWidget answers every layout request by placing its tab bar and page again and repainting
         # itself whole: the tab bar, the page's frames, labels and scroll bars (~2 ms of a step's frame). Any
@@ -51,7 +53,7 @@ class DetailTabs(Retranslating, QTabWidget):
         if e.type() == QEvent.LayoutRequest:
             bar = self.tabBar()
             placed = (self.size(), bar.sizeHint(), bar.isVisible(), self.count(), self.currentIndex())
-            if placed == getattr(self, "_placed", None):
+            if placed == self._placed:
                 self.updateGeometry()
                 return True
             self._placed = placed

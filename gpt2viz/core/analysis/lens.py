@@ -18,12 +18,16 @@ def token_rank_and_prob(logits: np.ndarray, token: int,
     GPT-2-small lens, which the pipeline and the lens tab each paid after every intervention.
     """
     logits = np.atleast_2d(logits)
-    col = logits[:, [token]]
-    ranks = np.count_nonzero(logits > col, axis=1)
+    return np.count_nonzero(logits > logits[:, [token]], axis=1), token_prob(logits, token, p_top)
+
+
+def token_prob(logits: np.ndarray, token: int, p_top: np.ndarray | None = None) -> np.ndarray:
+    """Per row of [N, V] logits: the token's softmax probability (:func:`token_rank_and_prob`'s, without the rank)."""
+    logits = np.atleast_2d(logits)
     if p_top is None:
-        return ranks, token_probabilities(logits, np.full(len(logits), token))
-    gap = np.asarray(col[:, 0], np.float64) - logits.max(1)  # as token_probabilities: the gap in float64
-    return ranks, np.exp(gap) * np.asarray(p_top, np.float64)
+        return token_probabilities(logits, np.full(len(logits), token))
+    gap = np.asarray(logits[:, token], np.float64) - logits.max(1)  # as token_probabilities: the gap in float64
+    return np.exp(gap) * np.asarray(p_top, np.float64)
 
 
 def residual_stack_at(history, n_layer: int, position: int) -> np.ndarray:

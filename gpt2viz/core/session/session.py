@@ -130,7 +130,8 @@ class Session:
     model_runs: int = 0  # model calls whose results arrived (tests assert sliders add none)
 
     def __post_init__(self):
-        self.baseline = None  # (logits, lens, History, lens tops) of the newest position / the text, without interventions
+        # (logits, lens, History, lens tops) of the newest position / the text, without interventions
+        self.baseline = None
         self.analyses: dict = {}  # "patching" / "causal" -> the newest summary (core.viewmodels.compare)
         self._dist_key = None
         self._dist: tuple[Distribution, int] | None = None

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.analysis.lens import focused_head, token_rank_and_prob
+from gpt2viz.core.analysis.lens import focused_head, token_prob, token_rank_and_prob
 from gpt2viz.core.generation.sampling import SamplingSettings
 from gpt2viz.core.numeric import entropy, softmax
 from gpt2viz.core.session.session import Selection, Session
@@ -128,7 +128,7 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
         base_lens = np.asarray(session.baseline[1])
         target = int(np.argmax(base_lens[-1]))
         ranks, p_with = token_rank_and_prob(lens, target, ptops)
-        _, p_without = token_rank_and_prob(base_lens, target, session.baseline[3][1])
+        p_without = token_prob(base_lens, target, session.baseline[3][1])
         delta_rows = (ranks, np.asarray(p_with) - np.asarray(p_without))
     blocks = []
     for L in range(cfg.n_layer):

@@ -165,7 +165,7 @@ class SteadyLabel(QLabel):
     def resizeEvent(self, e) -> None:  # noqa: N802 - Qt's name
         # a wrapped text's height depends on the width: measure it again from the text shown now
         if self.wordWrap() and e.oldSize().width() != e.size().width() and self.minimumHeight() > 0:
-            self.setMinimumHeight(0)
+            self.setMinimumHeight(0)  # QLabel measures a wrapped text no lower than the label's minimum
             self.setMinimumHeight(max(0, self.heightForWidth(e.size().width())))
         super().resizeEvent(e)
 

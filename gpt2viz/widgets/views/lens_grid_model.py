@@ -31,14 +31,16 @@ class LensGridModel(QAbstractTableModel):
         self.tip = ""
 
     def show(self, grid: LensGrid | None, display, col_heads: list[str], row_heads: list[str],
-             wheres: list[str], tip: str) -> bool:
-        """Show ``grid`` (None: empty); ``display`` turns a token id into its shown text. True when the
-        grid's shape or headers changed (the view then sizes its columns again).
+             wheres: list[str], tip: str) -> tuple[bool, bool]:
+        """Show ``grid`` (None: empty); ``display`` turns a token id into its shown text. Returns (reshaped,
+        changed): whether the model was reset for a new shape, and whether the shape or headers changed (the
+        view then sizes its columns again).
 
         Only a new shape resets the model. After a step the grid keeps its 16 columns and their headers move
         on by one position: only new data is announced (and new row headers, in another language), and the
-        view sizes its columns and repaints their header itself. A reset, or a headerDataChanged, made the table lay out its headers again and repaint
-        the row headers and the scroll bars as well, ~2 ms of every step's frame."""
+        view sizes its columns and repaints their header itself. A reset, or a headerDataChanged, made the
+        table lay out its headers again and repaint the row headers and the scroll bars as well, ~2 ms of every
+        step's frame."""
         shown = [[display(int(t)) for t in row] for row in grid.tops] if grid is not None else []
         reshaped = (len(col_heads) != len(self.col_heads) or len(row_heads) != len(self.row_heads)
                     or (grid is None) != (self.grid is None))
@@ -53,7 +55,7 @@ class LensGridModel(QAbstractTableModel):
             if rows_new:  # another language: the row headers' width changes
                 self.headerDataChanged.emit(Qt.Vertical, 0, len(row_heads) - 1)
             self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1))
-        return reshaped or cols_new or rows_new
+        return reshaped, reshaped or cols_new or rows_new
 
     def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt's name
         return 0 if parent.isValid() or self.grid is None else len(self.row_heads)

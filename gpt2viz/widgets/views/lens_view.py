@@ -72,8 +72,7 @@ class LensView(LazyView):
             return
         tok, n_rows = s.model.tokenizer, g.tops.shape[0]
         block = self.tr("after block {layer}")
-        reshaped = self.cells.rowCount() != n_rows or self.cells.columnCount() != len(g.positions)
-        changed = self.cells.show(
+        reshaped, changed = self.cells.show(
             g, tok.token_display, [f"{p} {tok.token_display(t)}" for p, t in zip(g.positions, g.tokens)],
             [self.tr("embed")] + [self.tr("block {layer}").format(layer=L) for L in range(n_rows - 1)],
             [self.tr("after the embeddings")] + [block.format(layer=L) for L in range(n_rows - 1)],
