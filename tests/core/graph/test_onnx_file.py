@@ -159,3 +159,29 @@ def test_every_session_runs_nodes_in_the_graphs_order_and_spins_only_inside_runs
     sub = model.ondemand_session(0, "attn")[0].get_session_options()
     assert sub.get_session_config_entry("session.disable_prepacking") == "1" and not sub.enable_cpu_mem_arena
     assert model.session.get_session_options().enable_cpu_mem_arena
+
+
+def _thread_affinities() -> dict[int, set[int]]:
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            out[int(tid)] = os.sched_getaffinity(int(tid))
+        except OSError:  # the thread ended meanwhile
+            pass
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or not os.path.isdir("/proc/self/task")
+                    or len(os.sched_getaffinity(0)) < 2, reason="needs Linux and two CPUs (one has no pool thread)")
+def test_the_sessions_pool_threads_are_not_pinned_to_a_core(exported):
+    """onnxruntime pins its pool threads when its thread count is left to it; every session sets the count,
+    so the threads it starts may run on any CPU the process may (the worker thread then never shares a
+    pinned thread's core while another idles)."""
+    allowed = os.sched_getaffinity(0)
+    before = set(_thread_affinities())
+    model = Model(exported["l2h2e16"])
+    assert model.session.get_session_options().intra_op_num_threads == onnx_file.physical_cores() >= 1
+    model.run([1, 2, 3])
+    new = {tid: aff for tid, aff in _thread_affinities().items() if tid not in before}
+    assert new, "the session started no pool thread"
+    assert all(aff == allowed for aff in new.values()), new
