@@ -80,6 +80,7 @@ class PipelineCells(QWidget):
         self.summary: PipelineSummary | None = None
         self._texts: dict[Stage, str] = {}
         self._glyphs: dict[int, QImage] = {}
+        self._drawn: tuple | None = None  # what the cells were last drawn from (see show)
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Minimum, QSizePolicy.Fixed)
 
@@ -93,11 +94,23 @@ class PipelineCells(QWidget):
         return QRectF(GAP + i * (CELL_W + GAP), 8, CELL_W, CELL_H)
 
     def show(self, summary: PipelineSummary | None) -> None:
-        """Draw ``summary`` (None: no run yet): cell texts and glyphs are made once here, not at every paint."""
+        """Draw ``summary`` (None: no run yet): cell texts and glyphs are made once here, not at every paint.
+
+        Cells that would be drawn exactly as they are (the same stages, titles, selected stage, texts and
+        glyph bars) are left alone: a Step or Back with an earlier position selected changes nothing that
+        position's cells show, and redrawing them cost the frame ~1 ms of glyphs and ~1 ms of painting
+        at 200 tokens of GPT-2-small-sized."""
         self.summary = summary
         tok = self.session.model.tokenizer if summary is not None else None
-        self._texts = {sid: cell_text(sid, summary, tok.token_display) for sid in self.session.stages()} \
-            if summary is not None else {}
+        stages = tuple(self.session.stages())
+        texts = {sid: cell_text(sid, summary, tok.token_display) for sid in stages} if summary is not None else {}
+        bars = [b.bars for b in summary.blocks] if summary is not None else []
+        drawn = (stages, tuple(stage_title(sid) for sid in stages), self.session.selection.stage, texts)
+        if self._drawn is not None and self._drawn[0] == drawn and len(self._drawn[1]) == len(bars) \
+                and all(np.array_equal(a, b) for a, b in zip(self._drawn[1], bars)):
+            return
+        self._drawn = (drawn, bars)
+        self._texts = texts
         self._glyphs = self._make_glyphs(summary)
         if self.size() != self.sizeHint():  # a model with another number of blocks (a relayout costs a frame)
             self.updateGeometry()

@@ -336,3 +336,42 @@ def test_a_step_moves_a_full_lens_grid_on_without_repainting_its_frame(qtbot, tm
         f"{p} {tok.token_display(t)}" for p, t in zip(g.positions, g.tokens)]
     assert painted["columns"] >= 1 and painted["cells"] >= 1
     assert painted["rows"] == 0 and painted["tabs"] == 0
+
+
+def test_a_step_leaves_an_earlier_positions_cells_and_bars_unpainted(win, qtbot):
+    """With an earlier position selected, a Step or Back changes nothing its pipeline cells or its attention bars
+    show (attention is causal): neither is drawn again. Selecting another position draws both, with its numbers."""
+    from collections import Counter
+
+    from PySide6.QtCore import QEvent, QObject
+
+    st, view = win.state, win.detail.views["Attention"]
+    win.detail.setCurrentWidget(view)
+    st.select_block(1)
+    st.select_position(2)
+    qtbot.wait(100)
+    watched = {win.pipeline.cells: "cells", view.bars.viewport(): "bars", view.big.viewport(): "map"}
+    painted = Counter()
+
+    class Painted(QObject):
+        def eventFilter(self, obj, e):
+            if e.type() == QEvent.Paint and obj in watched:
+                painted[watched[obj]] += 1
+            return False
+
+    spy = Painted()
+    for w in watched:
+        w.installEventFilter(spy)
+    for action, n in (("step", 7), ("back", 6)):
+        getattr(st, action)()
+        qtbot.waitUntil(lambda n=n: not st.busy and len(st.history.tokens) == n, timeout=20000)
+        qtbot.wait(100)
+        assert painted["map"] >= 1, action  # the map's rows did change: the spy sees paints
+        assert painted["cells"] == 0 and painted["bars"] == 0, (action, painted)
+        painted.clear()
+    st.select_position(3)
+    qtbot.wait(100)
+    assert painted["cells"] >= 1 and painted["bars"] >= 1
+    assert win.pipeline.cells.summary.position == 3
+    np.testing.assert_allclose(view.bar_item.opts["height"], st.history.hook_at(("pattern", 1), 3)[view.summary.head])
+    assert "position 3" in view.bars.plotItem.titleLabel.text

@@ -70,6 +70,7 @@ class AttentionView(LazyView):
         self.cells: list[HoverImage] = []
         self.summary: AttentionSummary | None = None
         self._ticks_key = None
+        self._bars_key = None  # what the bars plot shows (see refresh)
         for sig in (state.sigHistory, state.sigSelection, state.sigModel):
             self.watch(sig)
         self.retranslate()
@@ -135,25 +136,33 @@ class AttentionView(LazyView):
         self._big = sm.matrices[head]
         self.big_img.set_rgba(to_rgba(self._big, *sm.levels[head]))
         self.big_img.setRect(-0.5, -0.5, self._big.shape[1], self._big.shape[0])  # cells centred on ticks
-        if self._ticks_key != (sm.tokens, pos):  # tick labels cost text layout: only when the tokens change
-            self._ticks_key = (sm.tokens, pos)
+        if self._ticks_key != sm.tokens:  # tick labels cost text layout: only when the tokens change
+            self._ticks_key = sm.tokens
             labels = [(i, tok.token_display(t)) for i, t in enumerate(sm.tokens)]
             step = max(1, len(labels) // 24)
             for ax in ("left", "bottom"):
                 self.big.getAxis(ax).setTicks([labels[::step]])
-            klabels = [(i, tok.token_display(t)) for i, t in enumerate(s.history.tokens[: pos + 1])]
-            self.bars.getAxis("bottom").setTicks([klabels[:: max(1, len(klabels) // 24)]])
         what = self.tr("pattern") if self.which == "pattern" else self.tr("scores")
         self.big.setTitle(self.tr("layer {layer}, head {head}: {what} (rows read, columns are read)").format(
             layer=L, head=head, what=what))
-        # the selected query's weights over its keys
-        self.bar_item.setOpts(x=np.arange(sm.bars.size), height=sm.bars)
-        if self.which == "pattern":
-            self.bars.setYRange(0, 1.02, padding=0)
-        else:
-            self.bars.enableAutoRange(axis="y")
-        self.bars.setTitle(self.tr("what {token} (position {pos}) reads, head {head}").format(
-            token=tok.token_display(s.history.tokens[pos]), pos=pos, head=head))
+        # The selected query's weights over its keys. They are drawn again only when they change: a Step or
+        # Back with an earlier position selected leaves them as they were (causal attention), and drawing
+        # the plot again cost ~1.3 ms of the frame at 200 tokens of GPT-2-small-sized.
+        keys = tuple(s.history.tokens[: pos + 1])
+        title = self.tr("what {token} (position {pos}) reads, head {head}").format(
+            token=tok.token_display(keys[pos]), pos=pos, head=head)
+        if self._bars_key is None or self._bars_key[:3] != (keys, title, self.which) \
+                or not np.array_equal(self._bars_key[3], sm.bars):
+            if self._bars_key is None or self._bars_key[0] != keys:
+                klabels = [(i, tok.token_display(t)) for i, t in enumerate(keys)]
+                self.bars.getAxis("bottom").setTicks([klabels[:: max(1, len(klabels) // 24)]])
+            self._bars_key = (keys, title, self.which, sm.bars)
+            self.bar_item.setOpts(x=np.arange(sm.bars.size), height=sm.bars)
+            if self.which == "pattern":
+                self.bars.setYRange(0, 1.02, padding=0)
+            else:
+                self.bars.enableAutoRange(axis="y")
+            self.bars.setTitle(title)
         clip = self.tr(" Showing the newest {n} of {total} positions.").format(n=MAX_SIDE, total=sm.n_tokens) \
             if self._first else ""
         ent = ", ".join(f"h{i} {e:.2f}" for i, e in enumerate(sm.entropies))
