@@ -25,7 +25,7 @@ from gpt2viz.core.viewmodels.compare import HeatmapSummary, align_tokens
 from gpt2viz.widgets.graph_panel import GraphPanel
 from gpt2viz.widgets.job_panel import JobPanel, target_id
 from gpt2viz.widgets.language import Retranslating
-from gpt2viz.widgets.views.common import HoverImage, set_ticks, themed_plot, to_rgba
+from gpt2viz.widgets.views.common import HoverImage, set_ticks, set_title, themed_plot, to_rgba
 
 SITES = ("resid_pre", "attn_out", "mlp_out", "head")
 
@@ -64,7 +64,7 @@ class Heatmap(QWidget):
         set_ticks(self.plot.getAxis("bottom"), [list(enumerate(col_labels))])
         self.plot.setXRange(-0.5, c - 0.5, padding=0)
         self.plot.setYRange(-0.5, r - 0.5, padding=0)
-        self.plot.setTitle(title, size="9pt")
+        set_title(self.plot, title, size="9pt")
 
 
 class PatchingPanel(JobPanel):

@@ -29,7 +29,7 @@ from gpt2viz.core.viewmodels.graph_layout import GraphLayout, graph_layout
 from gpt2viz.widgets.figures.base import Theme, render_png, svg_bytes
 from gpt2viz.widgets.figures.graph import centres_in_figure, graph_figure
 from gpt2viz.widgets.job_panel import JobPanel, target_id
-from gpt2viz.widgets.views.common import themed_plot
+from gpt2viz.widgets.views.common import set_title, themed_plot
 
 HIT_PX = 9.0  # how near the pointer must be to a node's centre (in figure units)
 
@@ -308,7 +308,7 @@ class GraphPanel(JobPanel):
         r = "n/a" if not np.isfinite(c.pearson) else f"{c.pearson:.3f}"
         what = self.tr("ablated") if c.scale == 0 else self.tr("scaled ×{s:g}").format(s=c.scale)
         count = self.tr("1 node") if len(c.nodes) == 1 else self.tr("{n} nodes").format(n=len(c.nodes))
-        pl.setTitle(self.tr("{count} {what}: Pearson r = {r}").format(count=count, what=what, r=r), size="9pt")
+        set_title(pl, self.tr("{count} {what}: Pearson r = {r}").format(count=count, what=what, r=r), size="9pt")
         skipped = self.tr(" Not scaled (logits): {ids}.").format(ids=", ".join(c.skipped)) if c.skipped else ""
         self.message.setText(self.tr(
             "{count} {what} inside the model: each target logit's real change (demeaned, onnxruntime) against the "

@@ -297,6 +297,30 @@ def test_an_axis_keeps_its_picture_when_its_ticks_do_not_change(qtbot):
     assert axis.picture is None and axis._tickLevels == [[(0, "␣Paris"), (1.0, "␣Berlin")]]
 
 
+def test_a_plot_keeps_its_title_layout_when_its_title_does_not_change(qtbot):
+    """pyqtgraph lays a title out again (and asks for a new layout) on every setTitle; set_title asks only when
+    the text or its style differs, or the title is hidden."""
+    import pyqtgraph as pg
+
+    from gpt2viz.widgets.views.common import set_title
+
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.show()
+    label = plot.plotItem.titleLabel
+    set_title(plot, "layer 1, head 2", size="9pt")
+    label.item.setHtml("drawn")  # stands for the layout pyqtgraph made at the last setTitle
+    set_title(plot, "layer 1, head 2", size="9pt")
+    assert label.item.toPlainText() == "drawn"
+    set_title(plot, "layer 1, head 2", size="10pt")
+    assert label.item.toPlainText() == "layer 1, head 2"
+    set_title(plot.plotItem, "layer 1, head 3", size="10pt")
+    assert label.item.toPlainText() == "layer 1, head 3"
+    plot.setTitle(None)
+    set_title(plot, "layer 1, head 3", size="10pt")
+    assert label.isVisible()
+
+
 def test_a_step_moves_a_full_lens_grid_on_without_repainting_its_frame(qtbot, tmp_path, exported):
     """With more than 16 positions a step keeps the grid's shape and its columns move on by one position. The
     column headers and cells show the new positions; the row headers and the tab bar are not painted again (a

@@ -19,6 +19,7 @@ from gpt2viz.widgets.views.common import (
     layer_box,
     note,
     repaint_whole,
+    set_title,
     sync_layer_box,
     themed_plot,
     to_rgba,
@@ -143,7 +144,7 @@ class AttentionView(LazyView):
             for ax in ("left", "bottom"):
                 self.big.getAxis(ax).setTicks([labels[::step]])
         what = self.tr("pattern") if self.which == "pattern" else self.tr("scores")
-        self.big.setTitle(self.tr("layer {layer}, head {head}: {what} (rows read, columns are read)").format(
+        set_title(self.big, self.tr("layer {layer}, head {head}: {what} (rows read, columns are read)").format(
             layer=L, head=head, what=what))
         # The selected query's weights over its keys. They are drawn again only when they change: a Step or
         # Back with an earlier position selected leaves them as they were (causal attention), and drawing
@@ -162,7 +163,7 @@ class AttentionView(LazyView):
                 self.bars.setYRange(0, 1.02, padding=0)
             else:
                 self.bars.enableAutoRange(axis="y")
-            self.bars.setTitle(title)
+            set_title(self.bars, title)
         clip = self.tr(" Showing the newest {n} of {total} positions.").format(n=MAX_SIDE, total=sm.n_tokens) \
             if self._first else ""
         ent = ", ".join(f"h{i} {e:.2f}" for i, e in enumerate(sm.entropies))

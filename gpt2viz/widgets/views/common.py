@@ -45,6 +45,17 @@ def set_ticks(axis: pg.AxisItem, ticks: list) -> None:
         axis.setTicks(ticks)
 
 
+def set_title(plot, title: str, **opts) -> None:
+    """``plot.setTitle(title, **opts)`` unless the plot (a PlotWidget or PlotItem) shows that title already:
+    pyqtgraph lays a title out as HTML again on every setTitle and asks for the plot to be laid out again
+    (a layout request that reached the window after every refresh of a view whose title had not changed)."""
+    item = getattr(plot, "plotItem", plot)
+    label = item.titleLabel
+    if label.isVisible() and label.text == title and all(label.opts.get(k) == v for k, v in opts.items()):
+        return
+    item.setTitle(title, **opts)
+
+
 def themed_plot(widget: QWidget, **kw) -> pg.PlotWidget:
     """A PlotWidget in the window's palette (light or dark), no context menu, repainted whole."""
     pal = widget.palette()

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLineEdit, QSplitt
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.lens import MAX_POSITIONS, LensGrid, LensTarget, lens_grid, lens_target
-from gpt2viz.widgets.views.common import LazyView, note, symbol_style, themed_plot
+from gpt2viz.widgets.views.common import LazyView, note, set_title, symbol_style, themed_plot
 from gpt2viz.widgets.views.lens_grid_model import LensCellDelegate, LensGridModel
 
 
@@ -142,7 +142,7 @@ class LensView(LazyView):
         else:
             self.base_curve.setData([], [])
         self.chart.setYRange(0, 1)
-        self.chart.setTitle(self.tr("{target} at position {pos} {token}").format(
+        set_title(self.chart, self.tr("{target} at position {pos} {token}").format(
             target=tok.token_display(t.target), pos=t.position, token=tok.token_display(t.token)))
         ranks = self.tr("rank by depth (0 = top): {ranks}").format(
             ranks=", ".join(str(int(r)) for r in t.ranks)) + ("" if not text or len(ids) == 1 else self.tr(

@@ -19,7 +19,7 @@ from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.analysis.path_graph import DEFAULT_THRESHOLD, PathSummary
 from gpt2viz.core.viewmodels.path import path_summary
-from gpt2viz.widgets.views.common import LazyView, note, set_ticks, themed_plot
+from gpt2viz.widgets.views.common import LazyView, note, set_ticks, set_title, themed_plot
 
 PUSH = QColor(46, 120, 200)  # positive: pushed the target up
 PULL = QColor(215, 80, 50)  # negative: pulled it down
@@ -201,7 +201,7 @@ class PathView(LazyView):
         self.graph.setXRange(s.first - 0.6, s.position + 0.6, padding=0)
         self.graph.setYRange(-0.7, s.n_layer + 0.2, padding=0)
         title = self.tr("how {0} got its logit: layers × positions (depth n = after block n−1)")
-        self.graph.setTitle(title.format(s.target_text), size="10pt")
+        set_title(self.graph, title.format(s.target_text), size="10pt")
 
     def _draw_bars(self, s: PathSummary) -> None:
         self.bars.clear()
