@@ -14,6 +14,27 @@ def win(stepped_window):
     return stepped_window("l3h4e32")
 
 
+def count_paints(watched: dict):
+    """A Counter of the paints of each widget in ``watched`` (widget -> name), and the event filter counting them
+    (keep it referenced while counting)."""
+    from collections import Counter
+
+    from PySide6.QtCore import QEvent, QObject
+
+    painted = Counter()
+
+    class Painted(QObject):
+        def eventFilter(self, obj, e):
+            if e.type() == QEvent.Paint and obj in watched:
+                painted[watched[obj]] += 1
+            return False
+
+    spy = Painted()
+    for w in watched:
+        w.installEventFilter(spy)
+    return painted, spy
+
+
 def test_attention_bars_equal_the_pattern_row(win):
     st, view = win.state, win.detail.views["Attention"]
     st.select_block(2)
@@ -326,9 +347,7 @@ def test_a_step_moves_a_full_lens_grid_on_without_repainting_its_frame(qtbot, tm
     column headers and cells show the new positions; the row headers and the tab bar are not painted again (a
     model reset or a header change laid the headers out again, and any layout request from a page made the
     tab widget repaint itself whole: ~2 ms of every step's frame)."""
-    from collections import Counter
-
-    from PySide6.QtCore import QEvent, QObject, Qt
+    from PySide6.QtCore import Qt
 
     from tests.widgets.conftest import run_window
 
@@ -340,17 +359,7 @@ def test_a_step_moves_a_full_lens_grid_on_without_repainting_its_frame(qtbot, tm
     assert view.cells.columnCount() == 16 and len(st.history.tokens) > 16
     watched = {view.table.verticalHeader().viewport(): "rows", view.table.horizontalHeader().viewport(): "columns",
                view.table.viewport(): "cells", win.detail.tabBar(): "tabs"}
-    painted = Counter()
-
-    class Painted(QObject):
-        def eventFilter(self, obj, e):
-            if e.type() == QEvent.Paint and obj in watched:
-                painted[watched[obj]] += 1
-            return False
-
-    spy = Painted()
-    for w in watched:
-        w.installEventFilter(spy)
+    painted, _spy = count_paints(watched)
     st.step()
     qtbot.waitUntil(lambda: not st.busy and view.grid.positions[-1] == len(st.history.tokens) - 1, timeout=20000)
     qtbot.wait(100)
@@ -365,27 +374,13 @@ def test_a_step_moves_a_full_lens_grid_on_without_repainting_its_frame(qtbot, tm
 def test_a_step_leaves_an_earlier_positions_cells_and_bars_unpainted(win, qtbot):
     """With an earlier position selected, a Step or Back changes nothing its pipeline cells or its attention bars
     show (attention is causal): neither is drawn again. Selecting another position draws both, with its numbers."""
-    from collections import Counter
-
-    from PySide6.QtCore import QEvent, QObject
-
     st, view = win.state, win.detail.views["Attention"]
     win.detail.setCurrentWidget(view)
     st.select_block(1)
     st.select_position(2)
     qtbot.wait(100)
     watched = {win.pipeline.cells: "cells", view.bars.viewport(): "bars", view.big.viewport(): "map"}
-    painted = Counter()
-
-    class Painted(QObject):
-        def eventFilter(self, obj, e):
-            if e.type() == QEvent.Paint and obj in watched:
-                painted[watched[obj]] += 1
-            return False
-
-    spy = Painted()
-    for w in watched:
-        w.installEventFilter(spy)
+    painted, _spy = count_paints(watched)
     for action, n in (("step", 7), ("back", 6)):
         getattr(st, action)()
         qtbot.waitUntil(lambda n=n: not st.busy and len(st.history.tokens) == n, timeout=20000)
