@@ -19,7 +19,8 @@ in memory exactly as a real window does; only the final copy to the screen is mi
 The targets: a slider move, a click or a tab switch within 50 ms (p95); Step, Back and an intervention within one
 frame (16.7 ms at 60 Hz) of the model's own time, which the bench measures in the same run without the window:
 the app's InferenceWorker slot for that request called directly, on the same model (its p95; the lens included,
-as the app computes it on the worker).
+as the app computes it on the worker), in the window's rounds action for action and after the same ``QUIET`` s
+of idling that precedes each of the window's actions.
 
     python bench/bench_latency.py [--model atlas] [--repeat 20]            # atlas, its default prompt
     python bench/bench_latency.py --model build/bench/model-l12h12e768 --tokens 200   # GPT-2-small-sized
@@ -57,7 +58,7 @@ def pct(xs: list[float], q: float) -> float:
 
 def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
     """The model's own time per action: the app's InferenceWorker slots called directly (no thread, no window),
-    each timed until its result signal, on the same model and text as the window."""
+    each timed until its result signal, on the same model and text as the window, after the same idle pause."""
     from gpt2viz.app.worker import InferenceWorker, Shown
     from gpt2viz.core.generation.sampling import SamplingSettings
     from gpt2viz.core.interventions import HeadAblation
@@ -89,6 +90,12 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
                          ("Back", lambda: w.back(next(req), "A")),
                          ("ablation chip added", lambda: w.intervene(next(req), "A", (iv,), selected)),
                          ("ablation chip removed", lambda: w.intervene(next(req), "A", (), selected))):
+            # Each of the window's actions comes after QUIET s in which the app was idle (Bench.settle), and so
+            # does each here. Called back to back, the model's calls found the machine warm from the last one:
+            # on atlas an ablation's run took 3.8-4.2 ms p50 (p95 4.1-4.5) that way and 4.4-5.6 (p95 6.6-7.2)
+            # after the window's pause, two runs each side by side; a Step 2.0-2.4 (p95 2.2-2.7) against 2.8
+            # (4.0-4.1). At 200 tokens of GPT-2-small-sized the difference is within the noise.
+            time.sleep(QUIET)
             t0 = time.perf_counter()
             fn()
             if rnd:
