@@ -77,7 +77,7 @@
         <translation>分数</translation>
     </message>
     <message>
-        <source>layer {layer}, head {head}: {what} (rows read, columns are read)</source>
+        <source>layer {layer}, head {head}: {what} (rows read columns)</source>
         <translation>第 {layer} 层 · 头 {head}：{what}（行读取列）</translation>
     </message>
     <message>

@@ -144,7 +144,7 @@ class AttentionView(LazyView):
             for ax in ("left", "bottom"):
                 self.big.getAxis(ax).setTicks([labels[::step]])
         what = self.tr("pattern") if self.which == "pattern" else self.tr("scores")
-        set_title(self.big, self.tr("layer {layer}, head {head}: {what} (rows read, columns are read)").format(
+        set_title(self.big, self.tr("layer {layer}, head {head}: {what} (rows read columns)").format(
             layer=L, head=head, what=what))
         # The selected query's weights over its keys. They are drawn again only when they change: a Step or
         # Back with an earlier position selected leaves them as they were (causal attention), and drawing
