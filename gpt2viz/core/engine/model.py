@@ -75,7 +75,8 @@ class Model:
     verify : bool
         Check the weights' sha256 against the manifest (a damaged download fails here, clearly).
     threads : int, optional
-        onnxruntime intra-op threads; default: one per physical core (:func:`~gpt2viz.core.graph.onnx_file.quiet_options`).
+        onnxruntime intra-op threads; default: one per physical core
+        (:func:`~gpt2viz.core.graph.onnx_file.quiet_options`).
     device : {"cpu", "cuda"}
         Where every session of the model runs (:mod:`gpt2viz.core.engine.device`); "cuda" raises
         :class:`~gpt2viz.core.engine.device.DeviceError` when onnxruntime has no usable CUDA provider.

@@ -16,6 +16,7 @@ external already (``model.onnx.data``, past 2 GB) keep their own external entrie
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
 import threading
@@ -237,13 +238,15 @@ class WeightFiles:
             f.close()
 
 
+@functools.cache
 def physical_cores() -> int:
     """The physical cores this process may run on: onnxruntime's default count of intra-op threads, counted
     here so it can be set explicitly (see :func:`quiet_options`).
 
     Logical CPUs that are hyper-threads of one core count once (Linux's ``topology`` files); where those
-    cannot be read, every CPU the process may use counts."""
-    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    cannot be read, every CPU the process may use counts. Counted once per process: on-demand sub-graph
+    sessions open often."""
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
     cores = set()
     for cpu in allowed:
         try:
