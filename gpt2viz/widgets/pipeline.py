@@ -22,7 +22,9 @@ from gpt2viz.core.viewmodels.features import features_summary
 from gpt2viz.core.viewmodels.pipeline import PipelineSummary, pipeline_summary
 from gpt2viz.widgets.language import Retranslating
 
-CELL_W, CELL_H, GAP = 92, 108, 14  # three text lines under the glyph (the third: interventions), CJK too
+# Five text lines under a block's glyph, CJK too: the read-out token's line and, with interventions in force, the
+# answer's rank and change each wrap in two when the token is long.
+CELL_W, CELL_H, GAP = 92, 124, 14
 # A glyph's bars are at least this wide: at 200 positions a block's 80 px held 200 sub-pixel bars, and the
 # pipeline's paint (2,400 antialiased rectangles) took ~25 ms of every step on a GPT-2-small-sized model.
 MIN_BAR_PX = 2
@@ -93,6 +95,16 @@ class PipelineCells(QWidget):
     def cell_rect(self, i: int) -> QRectF:
         return QRectF(GAP + i * (CELL_W + GAP), 8, CELL_W, CELL_H)
 
+    def text_font(self) -> QFont:
+        """The font of the texts under the cells' titles."""
+        small = QFont(self.font())
+        small.setPointSizeF(max(7.0, self.font().pointSizeF() * 0.85))
+        return small
+
+    def text_rect(self, i: int, with_glyph: bool) -> QRectF:
+        """Where cell ``i`` draws its text: under its glyph, or under its title when it has none."""
+        return self.cell_rect(i).adjusted(3, 60 if with_glyph else 26, -3, -2)
+
     def show(self, summary: PipelineSummary | None) -> None:
         """Draw ``summary`` (None: no run yet): cell texts and glyphs are made once here, not at every paint.
 
@@ -150,8 +162,7 @@ class PipelineCells(QWidget):
         base = pal.color(QPalette.Base)
         bold = QFont(self.font())
         bold.setBold(True)
-        small = QFont(self.font())
-        small.setPointSizeF(max(7.0, self.font().pointSizeF() * 0.85))
+        small = self.text_font()
         title_flags = Qt.AlignHCenter | Qt.AlignTop
         text_flags = title_flags | Qt.TextWordWrap
         arrow, frame, frame_sel = QPen(mid, 1.5), QPen(mid, 1), QPen(hl, 3)
@@ -179,7 +190,7 @@ class PipelineCells(QWidget):
             glyph = self._glyphs.get(sid.layer) if sid.is_block else None
             if glyph is not None:  # attention of the most focused head over earlier positions
                 p.drawImage(QPointF(r.left() + 6, r.top() + 24), glyph)
-            p.drawText(r.adjusted(3, 60 if glyph is not None else 26, -3, -2), text_flags, self._texts[sid])
+            p.drawText(self.text_rect(i, glyph is not None), text_flags, self._texts[sid])
         p.end()
 
 

@@ -394,3 +394,19 @@ def test_a_step_leaves_an_earlier_positions_cells_and_bars_unpainted(win, qtbot)
     assert win.pipeline.cells.summary.position == 3
     np.testing.assert_allclose(view.bar_item.opts["height"], st.history.hook_at(("pattern", 1), 3)[view.summary.head])
     assert "position 3" in view.bars.plotItem.titleLabel.text
+
+
+def test_a_block_cells_text_fits_it_with_interventions_in_force(win):
+    """With interventions a block cell has three lines under its glyph; the read-out token's and the answer's (its
+    rank and change) each wrap in two when the token is long: all of it is inside the cell, Latin and CJK."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QFontMetricsF
+
+    cells = win.pipeline.cells
+    rect = cells.text_rect(2, with_glyph=True)
+    assert rect.bottom() <= cells.cell_rect(2).bottom()
+    for answer in ("␣capital", "␣Washington", "首都", "␣Constantinople"):
+        text = f"h3 100%\n{answer} 54%\n{answer} #150 Δ-12%"
+        flags = int(Qt.AlignHCenter | Qt.AlignTop | Qt.TextWordWrap)
+        need = QFontMetricsF(cells.text_font()).boundingRect(rect, flags, text)
+        assert need.height() <= rect.height(), (answer, need, rect)
