@@ -55,6 +55,9 @@ class ProbabilityChart(Retranslating, QWidget):
             self.plot.addItem(t)
             self.labels.append(t)
         self.plot.scene().sigMouseClicked.connect(self._on_click)
+        self._label_ends: list[float] = []  # where each shown bar's label starts (see _fit_x)
+        self._top = 0.0
+        self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._fit_x())
 
         self.title = SteadyLabel()  # a second line with interventions: the plot under it stays in place
         f = self.title.font()
@@ -142,6 +145,7 @@ class ProbabilityChart(Retranslating, QWidget):
         for t in self.labels[len(sm.rows) if sm is not None else 0:]:
             t.setVisible(False)
         if sm is None:
+            self._label_ends = []
             self.ghost.setOpts(x0=[], y=[], width=[])
             self.bars.setOpts(x0=[], y=[], width=[], brushes=[])
             set_ticks(self.plot.getAxis("left"), [[]])
@@ -172,14 +176,9 @@ class ProbabilityChart(Retranslating, QWidget):
             item.setVisible(True)
         set_ticks(self.plot.getAxis("left"), [ticks])
         self.plot.setYRange(-0.6, len(ids) - 0.4, padding=0)
-        # Scale to the largest bar, leaving room for its label: a flat distribution stays readable.
-        top = max(max(r.raw, r.final, r.before or 0.0) for r in rows)
-        xmax = min(1.0, top) * (2.2 if before else 1.75) + 1e-3  # "(before …, ±…)" labels need more room
-        self.plot.setXRange(0, xmax, padding=0)
-        # ticks only up to 100 %: the space beyond is room for labels, not probability
-        step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if min(xmax, 1.0) / s <= 6)
-        ticks = [(v, f"{v:.0%}") for v in np.arange(0, min(xmax, 1.0) + 1e-9, step)]
-        set_ticks(self.plot.getAxis("bottom"), [ticks])
+        self._label_ends = [max(r.final, r.raw, r.before if before else 0.0) for r in rows]
+        self._top = max(max(r.raw, r.final, r.before or 0.0) for r in rows)
+        self._fit_x()
         title = self.tr("Next token after position {position} · {kept:,} of {vocab:,} tokens kept · "
                         "entropy {entropy:.2f} nats").format(position=sm.position, kept=sm.n_kept,
                                                               vocab=sm.vocab_size, entropy=sm.entropy)
@@ -189,6 +188,23 @@ class ProbabilityChart(Retranslating, QWidget):
             title += "\n" + self.tr("with {interventions} · ghost = before").format(
                 interventions=summary(sm.interventions))
         self.title.setText(title)
+
+    def _fit_x(self) -> None:
+        """Scale to the largest bar, leaving room for every bar's label at its end: a flat distribution stays
+        readable, and no label is cut at the plot's edge. A label's room is its width in pixels against the plot's
+        (Chinese labels, and the "before …" ones with interventions, are wider); measured again on a resize."""
+        if not self._label_ends:
+            return
+        xmax = min(1.0, self._top) * 1.75 + 1e-3
+        width = self.plot.getPlotItem().vb.width()
+        for end, item in zip(self._label_ends, self.labels):
+            share = (item.textItem.boundingRect().width() + 4) / width if width > 0 else 0.5
+            xmax = max(xmax, end / (1 - min(share, 0.8)))
+        self.plot.setXRange(0, xmax, padding=0)
+        # ticks only up to 100 %: the space beyond is room for labels, not probability
+        step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if min(xmax, 1.0) / s <= 6)
+        ticks = [(v, f"{v:.0%}") for v in np.arange(0, min(xmax, 1.0) + 1e-9, step)]
+        set_ticks(self.plot.getAxis("bottom"), [ticks])
 
     def _on_click(self, ev) -> None:
         if self.summary is None:

@@ -249,3 +249,35 @@ def test_the_attention_view_tells_the_state_what_it_shows(qtbot, stepped_window)
     win.detail.setCurrentWidget(win.detail.views["Tokens"])
     shown = st._shown(SessionId.A)
     assert (shown.position, shown.layer, shown.attention) == (3, None, ())
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_charts_labels_fit_with_an_ablation_in_force(qtbot, tmp_path, qapp, lang):
+    """With an ablation the chart's labels say "(before …, ±…)" after each bar, wider in Chinese: the probability
+    axis leaves each label its width in pixels, so none runs past the plot's edge. On atlas, three steps after
+    "The capital of France is" and head 0.1 ablated, the top bar's Chinese label ran ~20 px past it."""
+    from PySide6.QtCore import QPointF
+
+    from gpt2viz.app import i18n
+    from gpt2viz.core.model_folder.locations import resolve_model
+    from tests.widgets.conftest import run_window
+
+    win = run_window(qtbot, tmp_path, resolve_model(None))
+    st, chart = win.state, win.chart
+    try:
+        win.set_language(lang)
+        for _ in range(3):
+            st.step()
+            wait_idle(qtbot, st)
+        st.add_intervention(HeadAblation(0, 1))
+        wait_idle(qtbot, st)
+        qtbot.waitUntil(lambda: bool(st.history.current.interventions))
+        vb = chart.plot.getPlotItem().vb
+        shown = [t for t in chart.labels if t.isVisible()]
+        assert shown and all(t.toPlainText().count("%") >= 3 for t in shown)  # after (before, change)
+        right = vb.sceneBoundingRect().right()
+        ends = [vb.mapViewToScene(QPointF(t.pos().x(), t.pos().y())).x() + t.textItem.boundingRect().width()
+                for t in shown]
+        assert max(ends) <= right, (max(ends), right)
+    finally:
+        i18n.install("en", qapp)  # the language is process-wide
