@@ -19,6 +19,7 @@ from gpt2viz.widgets.views.common import (
     layer_box,
     note,
     repaint_whole,
+    set_ticks,
     set_title,
     sync_layer_box,
     themed_plot,
@@ -154,9 +155,8 @@ class AttentionView(LazyView):
             token=tok.token_display(keys[pos]), pos=pos, head=head)
         if self._bars_key is None or self._bars_key[:3] != (keys, title, self.which) \
                 or not np.array_equal(self._bars_key[3], sm.bars):
-            if self._bars_key is None or self._bars_key[0] != keys:
-                klabels = [(i, tok.token_display(t)) for i, t in enumerate(keys)]
-                self.bars.getAxis("bottom").setTicks([klabels[:: max(1, len(klabels) // 24)]])
+            klabels = [(i, tok.token_display(t)) for i, t in enumerate(keys)]
+            set_ticks(self.bars.getAxis("bottom"), [klabels[:: max(1, len(klabels) // 24)]])
             self._bars_key = (keys, title, self.which, sm.bars)
             self.bar_item.setOpts(x=np.arange(sm.bars.size), height=sm.bars)
             if self.which == "pattern":

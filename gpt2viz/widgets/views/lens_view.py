@@ -82,7 +82,10 @@ class LensView(LazyView):
             if not reshaped:  # the same shape, new column headers (see LensGridModel.show)
                 self.table.horizontalHeader().viewport().update()
         # lay the cells out now: the view's own delayed layout ran after the window's next frame and asked for another
-        self.table.doItemsLayout() if reshaped else self.table.updateGeometries()
+        if reshaped:
+            self.table.doItemsLayout()
+        else:
+            self.table.updateGeometries()
         if changed:  # after the layout, which sets the scroll bars' ranges
             self.table.scrollTo(self.cells.index(0, len(g.positions) - 1))  # the newest positions matter most
         clip = self.tr(" Showing the newest {n} of {total} positions.").format(
