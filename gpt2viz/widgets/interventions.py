@@ -10,6 +10,7 @@ from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.interventions import HeadAblation, NeuronAblation, SublayerAblation
 from gpt2viz.widgets.language import Retranslating
+from gpt2viz.widgets.row_widgets import add_now, drop_now
 
 CHIP_CSS = """
 QToolButton { border: 1px solid rgb(200, 60, 60); border-radius: 9px; padding: 1px 8px;
@@ -42,10 +43,13 @@ class InterventionChips(Retranslating, QScrollArea):
         self._rebuild()
 
     def _rebuild(self) -> None:
+        # The old widgets go and the new ones show in the next frame (row_widgets), painted before the model
+        # runs (AppState.sigSending). Shown from Qt's queued call, they were painted while it ran, and the run on
+        # both cores waited for the thread that frame had taken a core from.
         while self._row.count():
             w = self._row.takeAt(0).widget()
             if w is not None:
-                w.deleteLater()
+                drop_now(w)
         self.chips = []
         ivs = self.session.interventions
         # The row stays shown when empty: a row that appeared and went with the first chip moved everything under
@@ -54,22 +58,22 @@ class InterventionChips(Retranslating, QScrollArea):
         if not ivs:
             hint = QLabel(self.tr("No interventions. Right-click a block, a head or a neuron to ablate it."))
             hint.setEnabled(False)  # drawn in the palette's muted text colour
-            self._row.addWidget(hint)
+            add_now(self._row, hint)
             self._row.addStretch(1)
             self.clear_btn = None
             return
-        self._row.addWidget(QLabel(self.tr("Interventions in force:")))
+        add_now(self._row, QLabel(self.tr("Interventions in force:")))
         for iv in ivs:
             b = QToolButton()
             b.setText(label(iv) + "  ✕")
             b.setToolTip(self.tr("click to remove this intervention"))
             b.clicked.connect(lambda _=False, x=iv: self.state.remove_intervention(x, self.name))
-            self._row.addWidget(b)
+            add_now(self._row, b)
             self.chips.append(b)
         self.clear_btn = QToolButton()
         self.clear_btn.setText(self.tr("Remove all"))
         self.clear_btn.clicked.connect(lambda: self.state.clear_interventions(self.name))
-        self._row.addWidget(self.clear_btn)
+        add_now(self._row, self.clear_btn)
         self._row.addStretch(1)
 
 

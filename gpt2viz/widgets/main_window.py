@@ -147,6 +147,7 @@ class MainWindow(Retranslating, QMainWindow):
         self._busy_timer = QTimer(self, singleShot=True, interval=BUSY_SHOWN_AFTER_MS)
         self._busy_timer.timeout.connect(lambda: self.state.busy and self._show_busy(True))
         state.sigBusy.connect(self._on_busy)
+        state.sigSending.connect(self.paint_pending)
         state.sigProgress.connect(lambda name, done, total: name == SessionId.A and self._on_progress(done, total))
         state.sigError.connect(self.show_error)
         self._fill_models()
@@ -470,6 +471,14 @@ class MainWindow(Retranslating, QMainWindow):
                     view.scene().prepareForPaint()
                     QCoreApplication.sendPostedEvents(view.scene(), QEvent.MetaCall)
         return super().event(e)
+
+    def paint_pending(self) -> None:
+        """Lay out and paint now what is waiting to be (AppState.sigSending: before the model runs, so that the
+        frame does not share the cores with it)."""
+        if self.isVisible():
+            for _ in range(LAYOUT_PASSES):
+                QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+            QCoreApplication.sendPostedEvents(self, QEvent.UpdateRequest)
 
     def closeEvent(self, e) -> None:
         s = self.state.settings

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLayout, QScrollArea, QToolButton, QWidget
 
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.widgets.language import Retranslating
+from gpt2viz.widgets.row_widgets import add_now, drop_now
 
 # Prompt tokens on the palette's button colour; generated tokens tinted so they stand apart.
 CHIP_CSS = """
@@ -87,7 +88,7 @@ class TokenStrip(Retranslating, QScrollArea):
         elif old[: len(new)] == new:
             for b in self.chips[len(new):]:
                 self._row.removeWidget(b)
-                self._drop(b)
+                drop_now(b)
             del self.chips[len(new):]
         else:
             self._rebuild()
@@ -115,23 +116,9 @@ class TokenStrip(Retranslating, QScrollArea):
         return b
 
     def _add(self, chip: QToolButton) -> None:
-        """Put ``chip`` at the end of the row, shown at once: a layout shows a widget added to a visible parent
-        from a queued call, after the frame the layout was painted in, so each step's new chip was placed and
-        painted in a frame of its own. The events a new widget posts to itself (its polish request, then an
-        update) are handled here too: handled after the step's frame, they painted the chip in one more frame
-        (~3 ms of a step at 200 tokens, bench/bench_latency.py)."""
-        self._row.addWidget(chip)
-        chip.show()
-        QCoreApplication.sendPostedEvents(chip)
+        """Put ``chip`` at the end of the row, shown at once (see :func:`add_now`)."""
+        add_now(self._row, chip)
         self.chips.append(chip)
-
-    @staticmethod
-    def _drop(w: QWidget) -> None:
-        """Take ``w`` off the strip now and delete it later. Only taken out of the layout, a chip stayed shown
-        (Back painted its sliver beside the row) and left the row when deleted, after the frame: the row was
-        painted again in a frame of its own."""
-        w.setParent(None)
-        w.deleteLater()
 
     def _on_chip(self, pos: int) -> None:
         from PySide6.QtWidgets import QApplication
@@ -148,7 +135,7 @@ class TokenStrip(Retranslating, QScrollArea):
         while self._row.count():
             w = self._row.takeAt(0).widget()
             if w is not None:
-                self._drop(w)
+                drop_now(w)
         self.chips = []
         h = self.session.history
         self._tokens = h.tokens if h is not None else ()

@@ -97,3 +97,27 @@ def test_views_redraw_at_most_a_few_times_a_second_while_playing(qtbot, state):
     # the first frame at once, then one per FRAME_S at most, and the newest when play stops by itself
     assert len(stamps) <= 2 + (stamps[-1] - t0) / FRAME_S
     assert len(stamps) < state.session("A").model_runs - 1 and len(state.history.tokens) == 32
+
+
+def test_the_window_is_asked_to_paint_before_each_request_but_not_while_playing(qtbot, state):
+    """sigSending comes before a Step, a Back and an intervention's request reach the worker (the window paints
+    then, not while the model runs on the shared cores); auto-steps send none, so the frames stay throttled."""
+    from gpt2viz.core.interventions import HeadAblation
+
+    state.run_prompt("The capital of France is")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    order = []
+    state.sigSending.connect(lambda: order.append("paint"))
+    for name in ("_toStep", "_toBack", "_toIntervene"):
+        getattr(state, name).connect(lambda *_a, name=name: order.append(name))
+    for act in (state.step, state.back, lambda: state.add_intervention(HeadAblation(0, 0))):
+        act()
+        qtbot.waitUntil(lambda: not state.busy, timeout=20000)
+    assert order == ["paint", "_toStep", "paint", "_toBack", "paint", "_toIntervene"]
+    order.clear()
+    state.set_pace(0)
+    state.play()
+    qtbot.waitUntil(lambda: len(state.history.tokens) >= 10, timeout=60000)
+    state.pause()
+    qtbot.waitUntil(lambda: not state.busy, timeout=20000)
+    assert order.count("_toStep") >= 3 and order.count("paint") <= 1  # at most the first step's, before playing

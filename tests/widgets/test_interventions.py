@@ -159,6 +159,50 @@ def test_the_plots_stay_in_place_when_an_ablation_comes_and_goes(qtbot, stepped_
     assert settled((ablation,)) == ablated
 
 
+def test_the_chips_row_is_painted_before_the_model_runs(qtbot, stepped_window, qapp):
+    """A new chip, and the hint that replaces the last one, are painted before the request goes to the worker,
+    and a removed chip is gone by then. Painted while the model ran, that frame took a core from its threads."""
+    from PySide6.QtCore import QEvent, QObject
+
+    win = stepped_window("l3h4e32")
+    st = win.state
+    painted: set = set()
+
+    class Painted(QObject):
+        def eventFilter(self, obj, e):
+            if e.type() == QEvent.Paint:
+                painted.add(obj)
+            return False
+
+    spy = Painted()
+    qapp.installEventFilter(spy)
+    seen = []
+
+    def row():
+        inner = win.chips._inner
+        return [w for w in inner.findChildren(QObject) if w.isWidgetType() and w.parent() is inner]
+
+    def at_request(*_args):
+        now = row()
+        seen.append(([w for w in now if w.isVisible() and w not in painted], [w for w in old if w.isVisible()],
+                     len(now)))
+
+    st._toIntervene.connect(at_request)
+    try:
+        for change in (st.add_intervention, st.remove_intervention):
+            old = row()
+            painted.clear()
+            change(HeadAblation(1, 2))
+            wait_idle(qtbot, st)
+    finally:
+        st._toIntervene.disconnect(at_request)
+        qapp.removeEventFilter(spy)
+    (unpainted_add, old_shown_add, n_add), (unpainted_rm, old_shown_rm, n_rm) = seen
+    assert n_add == 3 and n_rm == 1  # "in force:", the chip, "Remove all"; then the hint
+    assert unpainted_add == [] and unpainted_rm == []
+    assert old_shown_add == [] and old_shown_rm == []
+
+
 def test_a_steady_label_grows_with_its_text_and_measures_again_at_a_new_width(qtbot):
     """A SteadyLabel keeps the height of its tallest text while its width stays, and fits its text again when
     the width changes; a one-line label keeps its widest text's width (the status line)."""
