@@ -21,6 +21,19 @@ from gpt2viz.widgets.language import Retranslating
 from gpt2viz.widgets.views.common import SteadyLabel, repaint_whole, set_ticks
 
 
+REACH_SLACK = 1.2  # how much further than it must the probability axis may reach before it is fitted again
+
+
+def axis_reach(current: float, need: float) -> float:
+    """How far the probability axis reaches: where it does (``current``) while that is at least ``need`` (every
+    label fits) and at most ``REACH_SLACK`` times it, else ``need``.
+
+    An ablation's labels ("before …, −…%") need more room than the plain ones: fitted every time, the axis moved
+    when the ablation came and when it went, so before and after were drawn to different scales, and each time
+    its ticks were made and drawn again and every bar label moved (the chart is ~1 ms of such a frame on atlas)."""
+    return current if need <= current <= need * REACH_SLACK else need
+
+
 class ProbabilityChart(Retranslating, QWidget):
     """Bar chart of the top next-token candidates, with temperature / top-k / top-p / seed controls."""
 
@@ -200,6 +213,7 @@ class ProbabilityChart(Retranslating, QWidget):
         for end, item in zip(self._label_ends, self.labels):
             share = (item.textItem.boundingRect().width() + 4) / width if width > 0 else 0.5
             xmax = max(xmax, end / (1 - min(share, 0.8)))
+        xmax = axis_reach(self.plot.getPlotItem().vb.viewRange()[0][1], xmax)
         self.plot.setXRange(0, xmax, padding=0)
         # ticks only up to 100 %: the space beyond is room for labels, not probability
         step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if min(xmax, 1.0) / s <= 6)
