@@ -20,7 +20,6 @@ from gpt2viz.core.viewmodels.chart import N_BARS, ChartSummary, chart_summary
 from gpt2viz.widgets.language import Retranslating
 from gpt2viz.widgets.views.common import SteadyLabel, repaint_whole, set_ticks
 
-
 REACH_SLACK = 1.2  # how much further than it must the probability axis may reach before it is fitted again
 
 
