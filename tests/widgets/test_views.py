@@ -410,3 +410,39 @@ def test_a_block_cells_text_fits_it_with_interventions_in_force(win):
         flags = int(Qt.AlignHCenter | Qt.AlignTop | Qt.TextWordWrap)
         need = QFontMetricsF(cells.text_font()).boundingRect(rect, flags, text)
         assert need.height() <= rect.height(), (answer, need, rect)
+
+
+def test_the_token_axes_of_a_long_text_show_as_many_labels_as_fit(qtbot, tmp_path):
+    """On atlas with a ~170-token text the attention map shows its newest 128 tokens: its axes and the bars' show
+    every n-th token, n such that no two labels overlap (a fixed 24 of them ran into one smear), and more of
+    them when the plots are larger."""
+    from PySide6.QtGui import QFontMetrics
+
+    from gpt2viz.core.model_folder.locations import resolve_model
+    from tests.widgets.conftest import run_window
+
+    win = run_window(qtbot, tmp_path, resolve_model(None), prompt="The capital of France is Paris. " * 24)
+    st, view = win.state, win.detail.views["Attention"]
+    assert len(st.history.tokens) > 128
+    win.detail.setCurrentWidget(view)
+    qtbot.waitUntil(lambda: view.summary is not None and len(view.summary.tokens) == 128)
+
+    def shown():
+        out = {}
+        for plot, axes, n in ((view.big, ("left", "bottom"), 128), (view.bars, ("bottom",), view.summary.position + 1)):
+            vb = plot.getPlotItem().vb
+            for ax in axes:
+                axis = plot.getAxis(ax)
+                ticks = axis._tickLevels[0]
+                fm = QFontMetrics(axis.style.get("tickFont") or axis.font())
+                px = (vb.height() if ax == "left" else vb.width()) / n  # one position
+                room = min(b[0] - a[0] for a, b in zip(ticks, ticks[1:])) * px
+                need = fm.height() if ax == "left" else max(fm.horizontalAdvance(t) for _, t in ticks)
+                assert room >= need, (ax, room, need)
+                out[(id(plot), ax)] = len(ticks)
+        return out
+
+    small = shown()
+    assert all(n >= 3 for n in small.values())
+    win.resize(2200, 1400)
+    qtbot.waitUntil(lambda: all(shown()[k] > small[k] for k in small))

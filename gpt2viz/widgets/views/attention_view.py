@@ -21,6 +21,7 @@ from gpt2viz.widgets.views.common import (
     repaint_whole,
     set_ticks,
     set_title,
+    spaced_ticks,
     sync_layer_box,
     themed_plot,
     to_rgba,
@@ -73,6 +74,10 @@ class AttentionView(LazyView):
         self.summary: AttentionSummary | None = None
         self._ticks_key = None
         self._bars_key = None  # what the bars plot shows (see refresh)
+        self._map_labels: list = []  # every token axis label (position, text); as many as fit are shown
+        self._bar_labels: list = []
+        for plot in (self.big, self.bars):
+            plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._place_ticks())
         for sig in (state.sigHistory, state.sigSelection, state.sigModel):
             self.watch(sig)
         self.retranslate()
@@ -140,10 +145,8 @@ class AttentionView(LazyView):
         self.big_img.setRect(-0.5, -0.5, self._big.shape[1], self._big.shape[0])  # cells centred on ticks
         if self._ticks_key != sm.tokens:  # tick labels cost text layout: only when the tokens change
             self._ticks_key = sm.tokens
-            labels = [(i, tok.token_display(t)) for i, t in enumerate(sm.tokens)]
-            step = max(1, len(labels) // 24)
-            for ax in ("left", "bottom"):
-                self.big.getAxis(ax).setTicks([labels[::step]])
+            self._map_labels = [(i, tok.token_display(t)) for i, t in enumerate(sm.tokens)]
+            self._place_ticks()
         what = self.tr("pattern") if self.which == "pattern" else self.tr("scores")
         set_title(self.big, self.tr("layer {layer}, head {head}: {what} (rows read columns)").format(
             layer=L, head=head, what=what))
@@ -155,8 +158,8 @@ class AttentionView(LazyView):
             token=tok.token_display(keys[pos]), pos=pos, head=head)
         if self._bars_key is None or self._bars_key[:3] != (keys, title, self.which) \
                 or not np.array_equal(self._bars_key[3], sm.bars):
-            klabels = [(i, tok.token_display(t)) for i, t in enumerate(keys)]
-            set_ticks(self.bars.getAxis("bottom"), [klabels[:: max(1, len(klabels) // 24)]])
+            self._bar_labels = [(i, tok.token_display(t)) for i, t in enumerate(keys)]
+            self._place_ticks()
             self._bars_key = (keys, title, self.which, sm.bars)
             self.bar_item.setOpts(x=np.arange(sm.bars.size), height=sm.bars)
             if self.which == "pattern":
@@ -171,6 +174,16 @@ class AttentionView(LazyView):
                                      "grey cells are the future, masked. Click a head to enlarge it. Entropy at "
                                      "position {pos} (nats; 0 = one token gets everything): {entropies}.").format(
             layer=L, pos=pos, entropies=ent) + clip)
+
+    def _place_ticks(self) -> None:
+        """The token axes' labels, as many as fit at the plots' sizes now (spaced_ticks); again on a resize."""
+        for plot, labels, axes in ((self.big, self._map_labels, ("left", "bottom")),
+                                   (self.bars, self._bar_labels, ("bottom",))):
+            vb = plot.getPlotItem().vb
+            for ax in axes:
+                axis, vertical = plot.getAxis(ax), ax == "left"
+                set_ticks(axis, [spaced_ticks(labels, vb.height() if vertical else vb.width(),
+                                              axis.style.get("tickFont") or axis.font(), vertical)])
 
     def head_at(self, global_pos) -> int | None:
         """The head whose small map (or the large one: the selected head) is under ``global_pos``."""
