@@ -415,7 +415,7 @@ def test_a_block_cells_text_fits_it_with_interventions_in_force(win):
 def test_the_token_axes_of_a_long_text_show_as_many_labels_as_fit(qtbot, tmp_path):
     """On atlas with a ~170-token text the attention map shows its newest 128 tokens: its axes and the bars' show
     every n-th token, n such that no two labels overlap (a fixed 24 of them ran into one smear), and more of
-    them when the plots are larger."""
+    them when the plots are larger. The path graph's token axis follows the same rule."""
     from PySide6.QtGui import QFontMetrics
 
     from gpt2viz.core.model_folder.locations import resolve_model
@@ -446,3 +446,11 @@ def test_the_token_axes_of_a_long_text_show_as_many_labels_as_fit(qtbot, tmp_pat
     assert all(n >= 3 for n in small.values())
     win.resize(2200, 1400)
     qtbot.waitUntil(lambda: all(shown()[k] > small[k] for k in small))
+    path = win.detail.views["Path"]  # the path graph's newest 24 positions: the same rule
+    win.detail.setCurrentWidget(path)
+    qtbot.waitUntil(lambda: path.summary is not None)
+    axis, vb = path.graph.getAxis("bottom"), path.graph.getPlotItem().vb
+    ticks, fm = axis._tickLevels[0], QFontMetrics(axis.style.get("tickFont") or axis.font())
+    px = vb.width() / len(path.summary.token_labels)
+    assert len(ticks) >= 3
+    assert min(b[0] - a[0] for a, b in zip(ticks, ticks[1:])) * px >= max(fm.horizontalAdvance(t) for _, t in ticks)
