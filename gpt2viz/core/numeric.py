@@ -14,6 +14,26 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return e / e.sum(-1, keepdims=True)
 
 
+def descending_order(x: np.ndarray) -> np.ndarray:
+    """The indices of a vector ``x`` from its largest value to its smallest, equal values in index order: exactly
+    ``np.argsort(-x, kind="stable")``.
+
+    numpy's stable sort of 50,257 float64 probabilities takes ~3.8 ms, its quicksort ~0.65 ms: every Step and
+    redraw with top-k or top-p set sorted the vocabulary. Quicksort's order differs only inside runs of equal
+    values (tokens whose float32 logits are equal, probabilities that underflow to 0), which are put back in
+    index order."""
+    x = np.asarray(x)
+    order = np.argsort(-x)
+    v = x[order]
+    same = np.flatnonzero(v[1:] == v[:-1])  # i: v[i] == v[i + 1]
+    if same.size:
+        starts = same[np.r_[True, np.diff(same) > 1]]  # first index of each run of equal values
+        ends = same[np.r_[np.diff(same) > 1, True]] + 2  # one past its last
+        for a, b in zip(starts.tolist(), ends.tolist()):
+            order[a:b].sort()
+    return order
+
+
 def entropy(p: np.ndarray) -> np.ndarray:
     """Entropy in nats of probability vectors [..., N]; zero entries contribute nothing.
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.numeric import entropy, softmax
+from gpt2viz.core.numeric import descending_order, entropy, softmax
 
 
 def top_k_text(top_k: int, off: str = "off") -> str:
@@ -113,7 +113,7 @@ def transform(logits: np.ndarray, settings: SamplingSettings) -> Distribution:
     kept = np.ones(raw.shape, dtype=bool)
     if not (0 < settings.top_k < raw.size or settings.top_p < 1.0):
         return Distribution(raw, tempered, tempered, kept)  # nothing to cut: skip the 50k-entry sort
-    order = np.argsort(-tempered, kind="stable")
+    order = descending_order(tempered)
     if 0 < settings.top_k < raw.size:
         kept[order[settings.top_k:]] = False
     if settings.top_p < 1.0:
