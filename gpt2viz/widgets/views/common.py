@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, Signal
@@ -52,8 +50,8 @@ TICK_GAP_PX = 8  # between two tick labels along an axis
 
 def spaced_ticks(ticks: list, length_px: float, font, vertical: bool) -> list:
     """Every n-th of ``ticks`` ((position, label), one per unit along an axis ``length_px`` long), n the smallest
-    that keeps the labels from overlapping: across a horizontal axis each takes its text's width, along a
-    vertical one a line.
+    for which no two shown labels overlap: across a horizontal axis each takes its text's width, centred on its
+    tick, along a vertical one a line.
 
     pyqtgraph draws every tick label it is given. A fixed count (24 of the attention map's 128 tokens) ran the
     labels of the map's and the bars' token axes into one smear at the window's default size, and each of them
@@ -61,8 +59,14 @@ def spaced_ticks(ticks: list, length_px: float, font, vertical: bool) -> list:
     if not ticks or length_px <= 0:
         return ticks[:1]
     fm = QFontMetrics(font)
-    need = fm.height() + 2 if vertical else max(fm.horizontalAdvance(label) for _, label in ticks) + TICK_GAP_PX
-    return ticks[:: max(1, math.ceil(need * len(ticks) / length_px))]
+    widths = np.full(len(ticks), fm.height() + 2.0) if vertical else \
+        np.array([fm.horizontalAdvance(label) + TICK_GAP_PX for _, label in ticks], float)
+    unit = length_px / len(ticks)
+    for n in range(1, len(ticks)):
+        w = widths[::n]
+        if np.all((w[:-1] + w[1:]) / 2 <= n * unit):
+            return ticks[::n]
+    return ticks[:1]
 
 
 def set_title(plot, title: str, **opts) -> None:
