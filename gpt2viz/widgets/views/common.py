@@ -48,6 +48,25 @@ def set_ticks(axis: pg.AxisItem, ticks: list) -> None:
 TICK_GAP_PX = 8  # between two tick labels along an axis
 
 
+_WIDTHS: dict[tuple[str, str], int] = {}  # (font key, text) -> width in pixels (see _text_widths)
+
+
+def _text_widths(font, texts) -> list[int]:
+    """``horizontalAdvance`` of each of ``texts`` in ``font``, remembered: the token axes measure up to 200 labels
+    at every step (~2 ms at 200 tokens), and a text's tokens come back step after step."""
+    fm, key = None, font.key()
+    out = []
+    for text in texts:
+        w = _WIDTHS.get((key, text))
+        if w is None:
+            if len(_WIDTHS) > 50_000:  # a bound, not a cache policy: labels are short and repeat
+                _WIDTHS.clear()
+            fm = fm or QFontMetrics(font)
+            w = _WIDTHS[(key, text)] = fm.horizontalAdvance(text)
+        out.append(w)
+    return out
+
+
 def spaced_ticks(ticks: list, length_px: float, font, vertical: bool) -> list:
     """Every n-th of ``ticks`` ((position, label), one per unit along an axis ``length_px`` long), n the smallest
     for which no two shown labels overlap: across a horizontal axis each takes its text's width, centred on its
@@ -58,9 +77,8 @@ def spaced_ticks(ticks: list, length_px: float, font, vertical: bool) -> list:
     was measured and drawn at every step (~0.8 ms an axis at 200 tokens)."""
     if not ticks or length_px <= 0:
         return ticks[:1]
-    fm = QFontMetrics(font)
-    widths = np.full(len(ticks), fm.height() + 2.0) if vertical else \
-        np.array([fm.horizontalAdvance(label) + TICK_GAP_PX for _, label in ticks], float)
+    widths = np.full(len(ticks), QFontMetrics(font).height() + 2.0) if vertical else \
+        np.array(_text_widths(font, [label for _, label in ticks]), float) + TICK_GAP_PX
     unit = length_px / len(ticks)
     for n in range(1, len(ticks)):
         w = widths[::n]
