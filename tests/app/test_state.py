@@ -199,6 +199,12 @@ def test_the_ghost_under_interventions_is_the_run_without_them_after_steps_and_b
             ref = attribute(clean, state.weights, c.n_layer, c.n_head, position=q)
             np.testing.assert_allclose(got.by_source, ref.by_source, rtol=1e-4, atol=1e-5)
         assert not np.allclose(logits, state.history.current.logits)  # the ablation does change the answer
+        # the chart's ghost: the softmax of this baseline's logits, made once per baseline
+        from gpt2viz.core.numeric import softmax
+
+        ghost = s.baseline_distribution()
+        np.testing.assert_array_equal(ghost, softmax(logits))
+        assert s.baseline_distribution() is ghost
 
     check()
     for n in (6, 7):

@@ -135,6 +135,7 @@ class Session:
         self.analyses: dict = {}  # "patching" / "causal" -> the newest summary (core.viewmodels.compare)
         self._dist_key = None
         self._dist: tuple[Distribution, int] | None = None
+        self._base_dist = None  # (the baseline's logits, their softmax): see baseline_distribution
         # The lens at a position depends only on the tokens up to it (causal), so results are keyed by
         # that prefix and survive steps and Back. Full [layers + 1, V] arrays are few; top tokens are many.
         self._lens_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
@@ -323,8 +324,12 @@ class Session:
         """The model's own next-token probabilities without the interventions (None when none are in force)."""
         if self.baseline is None:
             return None
-
-        return softmax(np.asarray(self.baseline[0]))
+        # made once per baseline: the chart asks at every redraw (slider ticks included). Keyed by the logits
+        # array itself (kept, 200 KB), not the baseline, which holds a whole run's hooks.
+        logits = self.baseline[0]
+        if self._base_dist is None or self._base_dist[0] is not logits:
+            self._base_dist = (logits, softmax(np.asarray(logits)))
+        return self._base_dist[1]
 
     def context_full(self, ahead: int = 0) -> bool:
         """True when no further token fits after ``ahead`` more (steps already requested) are added."""

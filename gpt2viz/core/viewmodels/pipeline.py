@@ -145,9 +145,10 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
     final = np.asarray(session.output_logits(pos), np.float32)
     order = np.argpartition(-final, 3)[:3]
     order = order[np.argsort(-final[order])]
-    probs = softmax(final)
-    choice, nxt = None, None
     d = session.distribution()
+    # the newest position's logits are the step's own, whose softmax the chart's distribution already holds
+    probs = d[0].raw if pos == n - 1 and d is not None else softmax(final)
+    choice, nxt = None, None
     if pos == n - 1 and d is not None:
         dist, chosen = d
         choice = ChoiceCell(int(chosen), float(dist.final[chosen]), float(dist.raw[chosen]), int(dist.kept.sum()),

@@ -10,6 +10,7 @@ from gpt2viz.core.engine.model import Model
 from gpt2viz.core.engine.weights import Weights
 from gpt2viz.core.generation.sampling import SamplingSettings
 from gpt2viz.core.generation.stepper import Generator
+from gpt2viz.core.numeric import entropy, softmax
 from gpt2viz.core.session.session import CHOOSE, Session, Stage, stages
 from gpt2viz.core.viewmodels.attention import attention_summary
 from gpt2viz.core.viewmodels.chart import chart_summary
@@ -81,6 +82,9 @@ def test_pipeline_summary_matches_transformers(sess, hf):
     s = pipeline_summary(sess)
     dist, chosen = sess.distribution()
     assert s.choice.chosen == chosen == int(np.argmax(sess.history.current.logits))  # greedy
+    # the newest position's probabilities are the chart's own (the same softmax of the step's logits)
+    p = softmax(sess.history.current.logits)
+    assert s.top_probs == tuple(float(p[i]) for i in s.top_ids) and s.entropy == float(entropy(p))
 
 
 def test_output_logits_are_the_models_at_every_position(exported, torch_models):
