@@ -57,6 +57,12 @@ LAYOUT_PASSES = 8  # see MainWindow.event
 BUSY_SHOWN_AFTER_MS = 150
 
 
+def _lay_out_pending() -> None:
+    """Handle the posted layout requests, level by level up to the window (see MainWindow.event)."""
+    for _ in range(LAYOUT_PASSES):
+        QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+
+
 class MainWindow(Retranslating, QMainWindow):
     """Everything a person sees; owns no model, only the AppState."""
 
@@ -461,8 +467,7 @@ class MainWindow(Retranslating, QMainWindow):
         # bench/bench_latency.py). Each pass handles the requests the one before it posted (a layout that changes
         # size asks its parent's layout next); a window's layouts are at most ~8 levels deep.
         if e.type() == QEvent.UpdateRequest:
-            for _ in range(LAYOUT_PASSES):
-                QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+            _lay_out_pending()
             # A plot's changed items reach its view through a queued call of its scene (QGraphicsScene's dirty-items
             # pass), which ran after this frame and asked for one more: run it now, so this frame paints them too.
             # Likewise its text items move to the view's new matrix when the plot starts painting (prepareForPaint).
@@ -476,8 +481,7 @@ class MainWindow(Retranslating, QMainWindow):
         """Lay out and paint now what is waiting to be (AppState.sigSending: before the model runs, so that the
         frame does not share the cores with it)."""
         if self.isVisible():
-            for _ in range(LAYOUT_PASSES):
-                QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+            _lay_out_pending()  # a new chip is placed, and asks to be painted, only when its row is laid out
             QCoreApplication.sendPostedEvents(self, QEvent.UpdateRequest)
 
     def closeEvent(self, e) -> None:

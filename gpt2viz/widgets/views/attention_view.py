@@ -18,10 +18,9 @@ from gpt2viz.widgets.views.common import (
     PlainLabel,
     layer_box,
     note,
+    place_token_ticks,
     repaint_whole,
-    set_ticks,
     set_title,
-    spaced_ticks,
     sync_layer_box,
     themed_plot,
     to_rgba,
@@ -79,8 +78,9 @@ class AttentionView(LazyView):
         self._bars_key = None  # what the bars plot shows (see refresh)
         self._map_labels: list = []  # every token axis label (position, text); as many as fit are shown
         self._bar_labels: list = []
-        for plot in (self.big, self.bars):
-            plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._place_ticks())
+        self.big.getPlotItem().vb.sigResized.connect(lambda _vb: self._place_map_ticks())
+        self.bars.getPlotItem().vb.sigResized.connect(lambda _vb: place_token_ticks(self.bars, "bottom",
+                                                                                    self._bar_labels))
         for sig in (state.sigHistory, state.sigSelection, state.sigModel):
             self.watch(sig)
         self.retranslate()
@@ -149,7 +149,7 @@ class AttentionView(LazyView):
         if self._ticks_key != sm.tokens:  # tick labels cost text layout: only when the tokens change
             self._ticks_key = sm.tokens
             self._map_labels = [(i, tok.token_display(t)) for i, t in enumerate(sm.tokens)]
-            self._place_ticks()
+            self._place_map_ticks()
         what = self.tr("pattern") if self.which == "pattern" else self.tr("scores")
         set_title(self.big, self.tr("layer {layer}, head {head}: {what} (rows read columns)").format(
             layer=L, head=head, what=what))
@@ -162,7 +162,7 @@ class AttentionView(LazyView):
         if self._bars_key is None or self._bars_key[:3] != (keys, title, self.which) \
                 or not np.array_equal(self._bars_key[3], sm.bars):
             self._bar_labels = [(i, tok.token_display(t)) for i, t in enumerate(keys)]
-            self._place_ticks()
+            place_token_ticks(self.bars, "bottom", self._bar_labels)
             self._bars_key = (keys, title, self.which, sm.bars)
             self.bar_item.setOpts(x=np.arange(sm.bars.size), height=sm.bars)
             if self.which == "pattern":
@@ -178,15 +178,9 @@ class AttentionView(LazyView):
                                      "position {pos} (nats; 0 = one token gets everything): {entropies}.").format(
             layer=L, pos=pos, entropies=ent) + clip)
 
-    def _place_ticks(self) -> None:
-        """The token axes' labels, as many as fit at the plots' sizes now (spaced_ticks); again on a resize."""
-        for plot, labels, axes in ((self.big, self._map_labels, ("left", "bottom")),
-                                   (self.bars, self._bar_labels, ("bottom",))):
-            vb = plot.getPlotItem().vb
-            for ax in axes:
-                axis, vertical = plot.getAxis(ax), ax == "left"
-                set_ticks(axis, [spaced_ticks(labels, vb.height() if vertical else vb.width(),
-                                              axis.style.get("tickFont") or axis.font(), vertical)])
+    def _place_map_ticks(self) -> None:
+        for ax in ("left", "bottom"):
+            place_token_ticks(self.big, ax, self._map_labels)
 
     def head_at(self, global_pos) -> int | None:
         """The head whose small map (or the large one: the selected head) is under ``global_pos``."""

@@ -87,6 +87,15 @@ def spaced_ticks(ticks: list, length_px: float, font, vertical: bool) -> list:
     return ticks[:1]
 
 
+def place_token_ticks(plot, ax: str, labels: list) -> None:
+    """Show on ``plot``'s axis ``ax`` ("left" or "bottom") as many of ``labels`` as fit along it now
+    (:func:`spaced_ticks`); views call it again when the plot is resized."""
+    axis, vertical = plot.getAxis(ax), ax == "left"
+    vb = plot.getPlotItem().vb
+    set_ticks(axis, [spaced_ticks(labels, vb.height() if vertical else vb.width(),
+                                  axis.style.get("tickFont") or axis.font(), vertical)])
+
+
 def set_title(plot, title: str, **opts) -> None:
     """``plot.setTitle(title, **opts)`` unless the plot (a PlotWidget or PlotItem) shows that title already:
     pyqtgraph lays a title out as HTML again on every setTitle and asks for the plot to be laid out again

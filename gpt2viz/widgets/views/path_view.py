@@ -19,7 +19,7 @@ from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.analysis.path_graph import DEFAULT_THRESHOLD, PathSummary
 from gpt2viz.core.viewmodels.path import path_summary
-from gpt2viz.widgets.views.common import LazyView, note, set_ticks, set_title, spaced_ticks, themed_plot
+from gpt2viz.widgets.views.common import LazyView, note, place_token_ticks, set_ticks, set_title, themed_plot
 
 PUSH = QColor(46, 120, 200)  # positive: pushed the target up
 PULL = QColor(215, 80, 50)  # negative: pulled it down
@@ -73,7 +73,8 @@ class PathView(LazyView):
         self.readout = note()
         self.graph = themed_plot(self)
         self._token_ticks: list = []  # every token axis label (position, text); as many as fit are shown
-        self.graph.getPlotItem().vb.sigResized.connect(lambda _vb: self._place_ticks())
+        self.graph.getPlotItem().vb.sigResized.connect(
+            lambda _vb: place_token_ticks(self.graph, "bottom", self._token_ticks))
         self.graph.setMouseEnabled(False, False)
         self.graph.hideButtons()
         self.graph.scene().sigMouseMoved.connect(self._on_move)
@@ -197,18 +198,12 @@ class PathView(LazyView):
         self.graph.addItem(item)
         self._items.append(item)
         self._token_ticks = [(s.first + i, t) for i, t in enumerate(s.token_labels)]
-        self._place_ticks()
+        place_token_ticks(self.graph, "bottom", self._token_ticks)
         set_ticks(self.graph.getAxis("left"), [[(d, self.tr("embed") if d == 0 else str(d)) for d in range(s.n_layer + 1)]])
         self.graph.setXRange(s.first - 0.6, s.position + 0.6, padding=0)
         self.graph.setYRange(-0.7, s.n_layer + 0.2, padding=0)
         title = self.tr("how {0} got its logit: layers × positions (depth n = after block n−1)")
         set_title(self.graph, title.format(s.target_text), size="10pt")
-
-    def _place_ticks(self) -> None:
-        """The token axis's labels, as many as fit at the plot's width now (spaced_ticks); again on a resize."""
-        axis = self.graph.getAxis("bottom")
-        set_ticks(axis, [spaced_ticks(self._token_ticks, self.graph.getPlotItem().vb.width(),
-                                      axis.style.get("tickFont") or axis.font(), False)])
 
     def _draw_bars(self, s: PathSummary) -> None:
         self.bars.clear()
