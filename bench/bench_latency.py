@@ -4,7 +4,9 @@ Actions, each given as real input where Qt can (QTest mouse clicks and key press
 Step and Back (the buttons), a temperature slider move (PageUp / PageDown on the slider), a token click (a chip
 of the token strip), a tab switch (a click on the detail tabs' bar, cycling through every tab), a block click
 (a block cell of the pipeline), and an ablation chip added (the pipeline block's "ablate head" action) and removed
-(a click on the chip's ✕).
+(a click on the chip's ✕). Each round ablates another head of block 0 than the round before, so an ablation added
+is a new run of the text; the one removed comes back to the run from before it, which the generator kept (no
+model call).
 
 How "the last view drawn" is timed: the window is a MainWindow whose ``event`` notes when each ``UpdateRequest``
 ends. Qt paints a window in that event: every widget marked dirty since the last frame (token strip, pipeline,
@@ -72,7 +74,6 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
     w.load_model(next(req), "A", str(folder))
     w.start(next(req), "A", text, ())
     out: dict[str, list[float]] = {"Step": [], "Back": [], "ablation chip added": [], "ablation chip removed": []}
-    iv = HeadAblation(layer=0, head=0)
     # The window's rounds, action for action: round 0 untimed (its first ablation opens the intervention graph's
     # session), and each round's Step at the temperature the slider left (1.00 in even rounds, 1.10 in odd
     # ones: the slider moves once a round, after the Step). A Step at a temperature it has not met yet may
@@ -82,9 +83,10 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
     # Attention tab then shows (the window's cycles, in gui_ms): an intervention's run brings what they show,
     # in the window and here alike.
     n = len(got[-1].history.tokens)
-    n_layer = w.gens["A"].model.config.n_layer
+    n_layer, n_head = w.gens["A"].model.config.n_layer, w.gens["A"].model.config.n_head
     for rnd in range(repeat + 1):
         s = SamplingSettings(1.0 + 0.1 * (rnd % 2), 0, 1.0, 0)
+        iv = HeadAblation(layer=0, head=rnd % n_head)  # as gui_ms's rounds: another head than the round before
         selected = Shown(n - 2 - rnd % min(8, n - 1), (rnd * 5 + 1) % n_layer, ("pattern",))
         for name, fn in (("Step", lambda: w.step(next(req), "A", s, None, (), True)),
                          ("Back", lambda: w.back(next(req), "A")),
@@ -225,11 +227,12 @@ def gui_ms(b: Bench, repeat: int) -> dict[str, list[float]]:
         click(cells, QPoint(int(rect.center().x()), int(rect.center().y())))
 
     menu = QMenu(win)
+    heads = itertools.cycle(range(st.model.config.n_head))  # as headless_ms's rounds
 
     def chip_added():
         menu.clear()
-        acts = ablation_actions(menu, st, "A", layer=0, head=0)
-        acts[0].trigger()  # "ablate head 0.0 (zero)", as from the pipeline's or the attention view's menu
+        acts = ablation_actions(menu, st, "A", layer=0, head=next(heads))
+        acts[0].trigger()  # "ablate head 0.h (zero)", as from the pipeline's or the attention view's menu
 
     def chip_removed():
         click(win.chips.chips[0])

@@ -325,7 +325,10 @@ class InferenceWorker(QObject):
             if had:
                 _prefetch(gen)
                 _prefetch_shown(gen, shown)
-                self._emit(req, session, (time.perf_counter() - t0) * 1000, True, position=shown.position)
+                # Taking back the last change (an ablation removed, or put back) finds its frames computed:
+                # like Back, no model ran, and the status line keeps the time of the last run.
+                self._emit(req, session, (time.perf_counter() - t0) * 1000, gen.steps_rerun > 0,
+                           position=shown.position)
             else:
                 self.sigSkipped.emit(req, session)
         self._guard(req, session, go)

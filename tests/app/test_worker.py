@@ -67,6 +67,28 @@ def test_back_and_reset_hand_over_the_lens_made_for_that_state_without_making_it
     np.testing.assert_array_equal(got[-1].baseline[1], first.lens)
 
 
+def test_an_ablation_taken_back_hands_over_the_run_from_before_without_running_the_model(exported):
+    """Removing an ablation comes back to the run before it, kept by the generator: no model call, the same frames
+    and lens as before, and the result says no model ran (the status line keeps the last run's time)."""
+    w, got = _worker(exported["l3h4e32"])
+    w.start(2, "A", "The capital of France is", ())
+    first = got[-1]
+    w.intervene(3, "A", (HeadAblation(1, 2),))
+    ablated = got[-1]
+    assert ablated.ran_model
+    model = w.gens["A"].model
+    calls = []
+    run = model.run
+    model.run = lambda *a, **k: calls.append(a) or run(*a, **k)
+    w.intervene(4, "A", ())
+    back = got[-1]
+    assert calls == [] and not back.ran_model and back.baseline is None
+    assert back.history.frames == first.history.frames and back.lens is first.lens
+    w.intervene(5, "A", (HeadAblation(1, 2),))  # put back: the ablated run, its baseline too
+    assert calls == [] and got[-1].history.frames == ablated.history.frames and got[-1].lens is ablated.lens
+    assert got[-1].baseline[2] is ablated.baseline[2]
+
+
 def test_a_model_loaded_again_forgets_the_lenses_of_the_one_before(exported):
     """The remembered lenses are keyed by the model object's id, which a new model can reuse: a load clears them."""
     w, got = _worker(exported["l3h4e32"])

@@ -27,3 +27,12 @@ class KVCache:
         if not 0 <= length <= self.length:
             raise ValueError(f"cannot truncate a cache of {self.length} positions to {length}")
         return KVCache(tuple((k[:, :, :length], v[:, :, :length]) for k, v in self.layers))
+
+    def compacted(self, length: int) -> "KVCache":
+        """:meth:`truncated`, as contiguous arrays of its own: what a call after ``length`` positions reads
+        without a copy (onnxruntime copies a strided input into new memory at every call), and what keeps
+        none of the longer cache's memory alive."""
+        if length == self.length:
+            return self
+        return KVCache(tuple((np.ascontiguousarray(k), np.ascontiguousarray(v))
+                             for k, v in self.truncated(length).layers))

@@ -113,6 +113,60 @@ def test_interventions_rerun_prompt_and_steps_consistently(exported):
     np.testing.assert_allclose(g.frames[0].logits, Generator(model).start(PROMPT).logits, atol=1e-6)
 
 
+def test_taking_back_an_intervention_reuses_the_frames_computed_under_it(exported):
+    from gpt2viz.core.interventions import HeadAblation
+
+    model = Model(exported["l3h4e32"])
+    calls = []
+    run = model.run
+    model.run = lambda *a, **k: calls.append(len(a[0])) or run(*a, **k)  # counts the model's calls, runs them
+    ivs, other = (HeadAblation(1, 2), HeadAblation(0, 1, mode="mean")), (HeadAblation(2, 0),)
+    s = SamplingSettings(temperature=0)
+    g = Generator(model)
+    g.start(PROMPT)
+    plain = [g.frames[0], *(g.step(s) for _ in range(2))]
+    g.set_interventions(ivs)
+    ablated = list(g.frames)
+    assert g.steps_rerun == 3 and all(a is not b for a, b in zip(ablated, plain))
+    calls.clear()
+    # removed: the frames from before are back as they were, without a model call; put back: the same
+    g.set_interventions(())
+    assert g.frames == plain and all(a is b for a, b in zip(g.frames, plain)) and g.steps_rerun == 0
+    g.set_interventions(ivs)
+    assert all(a is b for a, b in zip(g.frames, ablated)) and g.steps_rerun == 0 and calls == []
+    # a step under the ablation, then removed: the kept frames are the start, only the new step runs
+    nxt = g.step(s)
+    calls.clear()
+    g.set_interventions(())
+    assert g.frames[:3] == plain and g.steps_rerun == 1 and calls == [1]
+    np.testing.assert_allclose(g.frames[-1].logits, Generator(model).start(list(nxt.tokens)).logits, atol=1e-5)
+    # Back under the ablation (its kept run is longer than the text), then put back, then a step continues
+    # its cache: the numbers of one fresh run of the whole text under the ablation (its means included)
+    g.back()
+    g.back()
+    g.set_interventions(ivs)
+    assert g.steps_rerun == 0 and [f.tokens for f in g.frames] == [f.tokens for f in plain[:2]]
+    g.set_interventions(())  # kept at the text's length: the next step reads it without a copy
+    assert g.steps_rerun == 0 and g._cache.length == len(g.tokens)
+    assert all(k.flags.c_contiguous for k, _ in g._cache.layers)
+    g.set_interventions(ivs)
+    again = g.step(s)
+    fresh = Generator(model, interventions=ivs)
+    fresh.start(PROMPT)
+    want = [fresh.step(s, token=t) for t in again.tokens[len(PROMPT):]][-1]
+    np.testing.assert_allclose(again.logits, want.logits, atol=1e-5)
+    # other interventions, a forced token where one was sampled, or a new prompt: run again
+    g.set_interventions(other)
+    assert g.steps_rerun == 3
+    g.back()
+    g.step(s, token=int(again.tokens[-1]))  # the same token, now forced
+    g.set_interventions(ivs)
+    assert g.steps_rerun == 1 and g.frames[-1].forced
+    g.start(PROMPT[:3])
+    g.set_interventions(other)
+    assert g.steps_rerun == 1
+
+
 def test_old_folder_says_how_to_upgrade_and_upgrade_works(exported, tmp_path):
     import shutil
 
