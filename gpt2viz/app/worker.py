@@ -323,8 +323,11 @@ class InferenceWorker(QObject):
             had = bool(gen.frames)
             gen.set_interventions(interventions)
             if had:
-                _prefetch(gen)
-                _prefetch_shown(gen, shown)
+                if not gen.frames_kept:
+                    # Frames taken back from before the last change are a run the views have seen: its on-demand
+                    # store is theirs (the GUI thread may still be drawing it), and holds what they read then.
+                    _prefetch(gen)
+                    _prefetch_shown(gen, shown)
                 # Taking back the last change (an ablation removed, or put back) finds its frames computed:
                 # like Back, no model ran, and the status line keeps the time of the last run.
                 self._emit(req, session, (time.perf_counter() - t0) * 1000, gen.steps_rerun > 0,

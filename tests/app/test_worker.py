@@ -67,20 +67,27 @@ def test_back_and_reset_hand_over_the_lens_made_for_that_state_without_making_it
     np.testing.assert_array_equal(got[-1].baseline[1], first.lens)
 
 
-def test_an_ablation_taken_back_hands_over_the_run_from_before_without_running_the_model(exported):
+def test_an_ablation_taken_back_hands_over_the_run_from_before_without_running_the_model(monkeypatch, exported):
     """Removing an ablation comes back to the run before it, kept by the generator: no model call, the same frames
-    and lens as before, and the result says no model ran (the status line keeps the last run's time)."""
+    and lens as before, and the result says no model ran (the status line keeps the last run's time). Those frames
+    are a run the views have seen, whose on-demand store is the GUI thread's: the worker computes nothing in it."""
+    monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 4)
     w, got = _worker(exported["l3h4e32"])
-    w.start(2, "A", "The capital of France is", ())
+    text = "The capital of France is Paris, the capital of Italy is Rome and the capital of Spain is Madrid"
+    w.start(2, "A", text, ())
     first = got[-1]
-    w.intervene(3, "A", (HeadAblation(1, 2),))
+    shown = Shown(None, 2, ("pattern",))
+    w.intervene(3, "A", (HeadAblation(1, 2),), shown)
     ablated = got[-1]
-    assert ablated.ran_model
+    assert ablated.ran_model and first.history.frames[0].trace.ondemand is not None
     model = w.gens["A"].model
     calls = []
     run = model.run
     model.run = lambda *a, **k: calls.append(a) or run(*a, **k)
-    w.intervene(4, "A", ())
+    for name in ("_block", "_subgraph"):
+        made = getattr(ondemand.OnDemand, name)
+        monkeypatch.setattr(ondemand.OnDemand, name, lambda *a, made=made, **k: calls.append(a) or made(*a, **k))
+    w.intervene(4, "A", (), shown)
     back = got[-1]
     assert calls == [] and not back.ran_model and back.baseline is None
     assert back.history.frames == first.history.frames and back.lens is first.lens

@@ -105,7 +105,8 @@ class Generator:
         # The run under the interventions in force before the last change (its frames, cache and means), so
         # that taking an ablation back, or putting it back, costs no model call: its numbers were computed.
         self._before: _Run | None = None
-        self.steps_rerun = 0  # model calls the last set_interventions made (0: every frame came from _before)
+        self.steps_rerun = 0  # frames the last set_interventions ran again (0: every frame came from _before)
+        self.frames_kept = 0  # frames the last set_interventions took from _before (runs the views have seen)
 
     def start(self, prompt_ids: list[int], progress=None, cancel=None) -> Frame:
         """Run the prompt (prefill). An empty prompt starts from ``<|endoftext|>``, as GPT-2 was trained.
@@ -142,9 +143,10 @@ class Generator:
 
         The run under the interventions before this change is kept (until the next change or prompt): changing
         back to them takes its frames as they were, and runs only the steps taken since, if any.
-        :attr:`steps_rerun` counts the model calls a change made."""
+        :attr:`steps_rerun` counts the frames a change ran again (the prompt, then each step), :attr:`frames_kept`
+        the frames it took back."""
         interventions = tuple(interventions)
-
+        self.steps_rerun = self.frames_kept = 0
         validate(interventions, self.model.config)
         if interventions == self.interventions:
             return self.frames[-1] if self.frames else None
@@ -156,9 +158,11 @@ class Generator:
         # GPT-2 small on a machine whose fresh pages are slow; here the copy is made inside the change's run.
         here = _Run(self.interventions, list(self.frames), self.prompt_len,
                     self._cache.compacted(len(self.tokens)) if self.frames else self._cache, self._means)
+        od = self.frames[0].trace.ondemand if self.frames else None
+        if od is not None:  # the prompt's on-demand hooks read the same keys from the cut cache: the longer one goes
+            od.follow(here.cache)
         self.interventions = interventions
         if not self.frames:
-            self.steps_rerun = 0
             return None
         # Frames computed under these interventions before the last change, as far as they hold this text's
         # steps: taken as they are (deterministic: the same graph, feeds and cache give the same numbers).
@@ -167,11 +171,12 @@ class Generator:
         rest = self.frames[max(same, 1):]
         if same:
             self.frames, self._cache, self._means = before.frames[:same], before.cache, before.means
-        else:
+        before = None  # not held while the rest runs: at most the kept run and the new one live
+        if not same:
             self.start(list(self.frames[0].tokens))
         for f in rest:
             self._run_step(f.tokens[-1], f.forced)
-        self.steps_rerun = (0 if same else 1) + len(rest)
+        self.steps_rerun, self.frames_kept = (0 if same else 1) + len(rest), same
         self._before = here
         return self.current
 

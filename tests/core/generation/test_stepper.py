@@ -132,13 +132,14 @@ def test_taking_back_an_intervention_reuses_the_frames_computed_under_it(exporte
     # removed: the frames from before are back as they were, without a model call; put back: the same
     g.set_interventions(())
     assert g.frames == plain and all(a is b for a, b in zip(g.frames, plain)) and g.steps_rerun == 0
+    assert g.frames_kept == 3
     g.set_interventions(ivs)
     assert all(a is b for a, b in zip(g.frames, ablated)) and g.steps_rerun == 0 and calls == []
     # a step under the ablation, then removed: the kept frames are the start, only the new step runs
     nxt = g.step(s)
     calls.clear()
     g.set_interventions(())
-    assert g.frames[:3] == plain and g.steps_rerun == 1 and calls == [1]
+    assert g.frames[:3] == plain and g.steps_rerun == 1 and g.frames_kept == 3 and calls == [1]
     np.testing.assert_allclose(g.frames[-1].logits, Generator(model).start(list(nxt.tokens)).logits, atol=1e-5)
     # Back under the ablation (its kept run is longer than the text), then put back, then a step continues
     # its cache: the numbers of one fresh run of the whole text under the ablation (its means included)
@@ -157,7 +158,7 @@ def test_taking_back_an_intervention_reuses_the_frames_computed_under_it(exporte
     np.testing.assert_allclose(again.logits, want.logits, atol=1e-5)
     # other interventions, a forced token where one was sampled, or a new prompt: run again
     g.set_interventions(other)
-    assert g.steps_rerun == 3
+    assert g.steps_rerun == 3 and g.frames_kept == 0
     g.back()
     g.step(s, token=int(again.tokens[-1]))  # the same token, now forced
     g.set_interventions(ivs)
@@ -165,6 +166,33 @@ def test_taking_back_an_intervention_reuses_the_frames_computed_under_it(exporte
     g.start(PROMPT[:3])
     g.set_interventions(other)
     assert g.steps_rerun == 1
+
+
+def test_a_run_taken_back_reads_its_on_demand_hooks_from_the_cut_cache(monkeypatch, exported):
+    """A long prompt keeps hooks on demand, read with its cache: after a step taken back and an ablation added and
+    removed, they still equal a fresh run's, read from the cache cut to the text (the longer one is let go)."""
+    from gpt2viz.core.engine import ondemand
+    from gpt2viz.core.interventions import HeadAblation
+
+    monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 4)
+    model = Model(exported["l3h4e32"])
+    ids = PROMPT + [11, 262, 3139, 286, 8031, 318, 10598]
+    g = Generator(model)
+    g.start(ids)
+    od = g.frames[0].trace.ondemand
+    assert od is not None
+    g.step(SamplingSettings(temperature=0))
+    g.back()
+    g.set_interventions((HeadAblation(1, 2),))
+    g.set_interventions(())
+    assert g.frames_kept == 1 and od.past.length == len(ids) and od.past is g._cache
+    fresh, _ = model.run(ids)
+    h = g.history()
+    for p in (3, len(ids) - 1):
+        np.testing.assert_allclose(h.hook_at(("pattern", 2), p), fresh["pattern", 2][:, p, : p + 1], atol=1e-5)
+        np.testing.assert_allclose(h.hook_at(("post", 1), p), fresh["post", 1][p], atol=1e-5)
+    nxt = g.step(SamplingSettings(temperature=0))
+    np.testing.assert_allclose(nxt.logits, Generator(model).start(list(nxt.tokens)).logits, atol=1e-5)
 
 
 def test_old_folder_says_how_to_upgrade_and_upgrade_works(exported, tmp_path):
