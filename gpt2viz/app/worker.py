@@ -43,8 +43,8 @@ def _prefetch(gen: Generator) -> None:
     A run of ``ondemand.ONDEMAND_FROM`` positions or more keeps only the residual stream; the first view to read
     the newest position's attention or MLP (the pipeline, at every redraw) ran the model on that position's
     block on the GUI thread: ~160 ms of adding an ablation at 200 tokens of a GPT-2-small-sized model, measured
-    by bench/bench_latency.py. The block stays with the run's trace. Only for a run the views have not seen:
-    its on-demand store is then this thread's alone.
+    by bench/bench_latency.py. The block stays with the run's trace. For a new run, and for one taken back from
+    before an intervention changed (already computed then, or read by the views since).
     """
     h = gen.history()
     h.hook_at(("pattern", 0), len(h.tokens) - 1)
@@ -66,7 +66,8 @@ def _prefetch_shown(gen: Generator, shown: Shown) -> None:
 
     A run of a long text keeps only the residual stream: the view's first read ran the layer's attention
     sub-graph over its 128 positions on the GUI thread (~7 ms, and ~10 ms of adding an ablation at 200
-    tokens of a GPT-2-small-sized model with the Attention tab shown). Only for a run the views have not seen.
+    tokens of a GPT-2-small-sized model with the Attention tab shown). A run taken back may have been shown with
+    another layer: its rows are computed here too.
     """
     from gpt2viz.core.viewmodels.attention import MAX_SIDE
 
@@ -323,11 +324,10 @@ class InferenceWorker(QObject):
             had = bool(gen.frames)
             gen.set_interventions(interventions)
             if had:
-                if not gen.frames_kept:
-                    # Frames taken back from before the last change are a run the views have seen: its on-demand
-                    # store is theirs (the GUI thread may still be drawing it), and holds what they read then.
-                    _prefetch(gen)
-                    _prefetch_shown(gen, shown)
+                # also into frames taken back from before the last change, which a view may still be drawing: a
+                # store is read by one thread at a time (ondemand.OnDemand), and holds what the views read then
+                _prefetch(gen)
+                _prefetch_shown(gen, shown)
                 # Taking back the last change (an ablation removed, or put back) finds its frames computed:
                 # like Back, no model ran, and the status line keeps the time of the last run.
                 self._emit(req, session, (time.perf_counter() - t0) * 1000, gen.steps_rerun > 0,

@@ -69,8 +69,8 @@ def test_back_and_reset_hand_over_the_lens_made_for_that_state_without_making_it
 
 def test_an_ablation_taken_back_hands_over_the_run_from_before_without_running_the_model(monkeypatch, exported):
     """Removing an ablation comes back to the run before it, kept by the generator: no model call, the same frames
-    and lens as before, and the result says no model ran (the status line keeps the last run's time). Those frames
-    are a run the views have seen, whose on-demand store is the GUI thread's: the worker computes nothing in it."""
+    and lens as before, and the result says no model ran (the status line keeps the last run's time). The rows a
+    shown attention view reads of it are computed on the worker, as for a new run: its reads run no sub-graph."""
     monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 4)
     w, got = _worker(exported["l3h4e32"])
     text = "The capital of France is Paris, the capital of Italy is Rome and the capital of Spain is Madrid"
@@ -84,12 +84,16 @@ def test_an_ablation_taken_back_hands_over_the_run_from_before_without_running_t
     calls = []
     run = model.run
     model.run = lambda *a, **k: calls.append(a) or run(*a, **k)
-    for name in ("_block", "_subgraph"):
-        made = getattr(ondemand.OnDemand, name)
-        monkeypatch.setattr(ondemand.OnDemand, name, lambda *a, made=made, **k: calls.append(a) or made(*a, **k))
     w.intervene(4, "A", (), shown)
     back = got[-1]
     assert calls == [] and not back.ran_model and back.baseline is None
+    made = []
+    for name in ("_block", "_subgraph"):
+        fn = getattr(ondemand.OnDemand, name)
+        monkeypatch.setattr(ondemand.OnDemand, name, lambda *a, fn=fn, **k: made.append(a) or fn(*a, **k))
+    n = len(back.history.tokens)
+    back.history.hook_rows(("pattern", 2), 0, n)  # the shown layer, as the view reads it
+    assert made == []
     assert back.history.frames == first.history.frames and back.lens is first.lens
     w.intervene(5, "A", (HeadAblation(1, 2),))  # put back: the ablated run, its baseline too
     assert calls == [] and got[-1].history.frames == ablated.history.frames and got[-1].lens is ablated.lens

@@ -13,6 +13,7 @@ them to the full graph's output (1e-6).
 from __future__ import annotations
 
 import functools
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -55,6 +56,15 @@ def row_block(index: int, positions: int) -> tuple[int, int]:
     return max(0, stop - ROW_BLOCK), stop
 
 
+def _locked(method):
+    """``method`` run holding its store's lock (see :class:`OnDemand`)."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return run
+
+
 class OnDemand:
     """The hooks a long prefill's trace left out, computed exactly when first read (some kept).
 
@@ -82,6 +92,9 @@ class OnDemand:
         # Computed hooks, newest last: (first, stop) -> every on-demand hook of every layer for those
         # positions (main session); (layer, family, first, stop) -> a family's hooks (sub-graph).
         self._kept: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
+        # The worker and the GUI thread may read one run's store at once (the app's worker computes what the
+        # views will read of a run, also of a run taken back that a view may still be drawing): one at a time.
+        self._lock = threading.RLock()
 
     def follow(self, cache) -> None:
         """Read keys and values from ``cache`` from now on: a longer cache of the same context (a step's),
@@ -90,6 +103,7 @@ class OnDemand:
             self.past = cache
 
     # ---- reading ---------------------------------------------------------------------------------
+    @_locked
     def row(self, name: str, trace, index: int) -> np.ndarray:
         """The ``index``-th position of hook ``name`` (keys 0..index for attention hooks), read-only."""
         layer, hook = _split(name)
@@ -101,6 +115,7 @@ class OnDemand:
             group = self._keep((first, stop), lambda: self._block(trace, first, stop))
         return _take(group[1][name], name, index - group[0], index + 1)
 
+    @_locked
     def rows(self, name: str, trace, first: int, stop: int) -> list[np.ndarray]:
         """Positions ``first .. stop-1`` of hook ``name``, each as :meth:`row` gives it, from one computation."""
         layer, hook = _split(name)
@@ -112,6 +127,7 @@ class OnDemand:
             group = (first, self._range(layer, family(hook), trace, first, stop))
         return [_take(group[1][name], name, i - group[0], i + 1) for i in range(first, stop)]
 
+    @_locked
     def get(self, name: str, trace) -> np.ndarray:
         """Hook ``name`` over every position of ``trace`` (without the batch dimension), read-only."""
         layer, hook = _split(name)
@@ -122,6 +138,7 @@ class OnDemand:
             group = (0, self._range(layer, family(hook), trace, 0, self.positions))
         return group[1][name]
 
+    @_locked
     def nbytes(self) -> int:
         """Memory of the computed hooks kept."""
         return sum(a.nbytes for g in self._kept.values() for a in g.values())

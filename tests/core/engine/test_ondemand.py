@@ -262,3 +262,24 @@ def test_the_residual_between_blocks_is_stored_once(exported, short_threshold):
     want, _ = model.run(ids, hooks=model.hook_names, interventions=steer)
     np.testing.assert_array_equal(steered["resid_post", 1], want["resid_post", 1])
     assert float(np.abs(steered["resid_pre", 2] - steered["resid_post", 1]).max()) > 0.1
+
+
+def test_a_store_is_read_by_one_thread_at_a_time(monkeypatch, exported):
+    """The app's worker computes what the views will read of a run while the GUI thread may be reading it (a run
+    taken back): a read waits while another thread holds the store."""
+    import threading
+
+    monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 4)
+    model = Model(exported["l3h4e32"])
+    ids = [464, 3139, 286, 4881, 318, 6342, 11, 262, 3139, 286, 8031, 318]
+    trace, _ = model.run(ids)
+    od = trace.ondemand
+    got = []
+    with od._lock:  # another thread in the middle of a read
+        reader = threading.Thread(target=lambda: got.append(od.row("blocks.1.attn.hook_pattern", trace, 5)))
+        reader.start()
+        reader.join(0.5)
+        assert reader.is_alive() and got == []
+    reader.join()
+    full, _ = model.run(ids, hooks=["blocks.1.attn.hook_pattern"])
+    np.testing.assert_allclose(got[0], full["pattern", 1][:, 5, :6], atol=1e-6)
