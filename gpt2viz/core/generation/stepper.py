@@ -106,7 +106,7 @@ class Generator:
         # that taking an ablation back, or putting it back, costs no model call: its numbers were computed.
         self._before: _Run | None = None
         self.steps_rerun = 0  # frames the last set_interventions ran again (0: every frame came from _before)
-        self.frames_kept = 0  # frames the last set_interventions took from _before (runs the views have seen)
+        self.frames_kept = 0  # frames the last set_interventions took from _before (0: all were run again)
 
     def start(self, prompt_ids: list[int], progress=None, cancel=None) -> Frame:
         """Run the prompt (prefill). An empty prompt starts from ``<|endoftext|>``, as GPT-2 was trained.
