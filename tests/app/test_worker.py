@@ -62,9 +62,10 @@ def test_back_and_reset_hand_over_the_lens_made_for_that_state_without_making_it
     h = back.history
     np.testing.assert_array_equal(back.lens, lens_with_tops(residual_stack_at(h, 3, len(h.tokens) - 1))[0])
     w.intervene(5, "A", (HeadAblation(1, 2),))
-    # the same tokens, another run: its own lens, and the lens of the run without the ablation (the baseline's)
-    assert made == [1, 1, 1] and got[-1].lens is not first.lens
-    np.testing.assert_array_equal(got[-1].baseline[1], first.lens)
+    # the same tokens, another run: its own lens; the run without the ablation is the one shown before, and so
+    # is its lens (the baseline's), made no second time
+    assert made == [1, 1] and got[-1].lens is not first.lens
+    assert got[-1].baseline[1] is first.lens and got[-1].baseline[2].frames == first.history.frames
 
 
 def test_an_ablation_taken_back_hands_over_the_run_from_before_without_running_the_model(monkeypatch, exported):
@@ -155,3 +156,32 @@ def test_an_intervention_brings_the_rows_a_shown_attention_view_reads(monkeypatc
     assert calls == []  # a view's read ran no sub-graph
     h.hook_rows(("pattern", 1), 0, n)  # a layer not shown: read on demand, as before
     assert calls
+
+
+def test_an_ablation_runs_the_text_once_and_back_under_it_runs_nothing_more(exported):
+    """The chart's ghost and the deltas compare with the text run without the ablation: the first ablation on a
+    text takes the run shown before it (the text runs once, ablated), Back under it takes the shorter run's
+    frames, and a step runs one cached position for each."""
+    import numpy as np
+
+    from gpt2viz.core.generation.sampling import SamplingSettings
+
+    w, got = _worker(exported["l3h4e32"])
+    w.start(2, "A", "The capital of France is", ())
+    prompt = got[-1]
+    w.step(3, "A", SamplingSettings(0.0), None, (), True)
+    stepped = got[-1]
+    model = w.gens["A"].model
+    calls = []
+    run = model.run
+    model.run = lambda ids, *a, **k: calls.append(len(ids)) or run(ids, *a, **k)
+    w.intervene(4, "A", (HeadAblation(1, 2),))
+    assert calls == [5, 1]  # the prompt and the step, ablated; nothing more
+    assert got[-1].baseline[2].frames == stepped.history.frames and got[-1].baseline[1] is stepped.lens
+    w.back(5, "A")
+    assert calls == [5, 1] and got[-1].baseline[2].frames == prompt.history.frames
+    np.testing.assert_array_equal(got[-1].baseline[0], prompt.history.current.logits)
+    w.step(6, "A", SamplingSettings(0.0), 3139, (HeadAblation(1, 2),), True)
+    assert calls == [5, 1, 1, 1]  # the ablated step, and the same token without the ablation
+    clean, _ = run(list(got[-1].history.tokens), hooks=[])
+    np.testing.assert_allclose(got[-1].baseline[0], clean.last_logits, atol=1e-5)

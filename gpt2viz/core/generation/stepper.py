@@ -180,6 +180,14 @@ class Generator:
         self._before = here
         return self.current
 
+    def kept(self, interventions=()) -> tuple[tuple[Frame, ...], KVCache] | None:
+        """The frames and KV cache of the run kept from before the last change of interventions (see
+        :meth:`set_interventions`) when it ran under ``interventions``; None otherwise."""
+        b = self._before
+        if b is None or not b.frames or b.interventions != tuple(interventions):
+            return None
+        return tuple(b.frames), b.cache
+
     @property
     def current(self) -> Frame:
         if not self.frames:
