@@ -10,9 +10,10 @@ round by round so machine noise hits all contenders alike:
     C  transformers PyTorch eager, with hidden states and attentions
     D  gpt2viz on the same export with the intervention inputs stripped (format 1's graph), every hook
     E  the same stripped graph, logits only
-    F  the floor: every weight matrix read once (a vector-matrix product each, memory-bound)
-  A / D and B / E are the cost of the intervention inputs when no intervention is fed; A / F how far a
-  step with every hook is from the memory-bandwidth floor.
+    F  the floor: every weight matrix read once (a vector-matrix product each, memory-bound), by torch
+    G  the same by numpy's BLAS
+  A / D and B / E are the cost of the intervention inputs when no intervention is fed; A over the faster of
+  F and G how far a step with every hook is from the memory-bandwidth floor.
 
   Then the activation patching table (resid_pre, --patch-len tokens) against layers x positions full
   prefills (logits only), interleaved for --patch-rounds rounds.
@@ -138,6 +139,10 @@ def main() -> None:
             mats.append(prm.detach().contiguous())
     floor_bytes = sum(w.numel() * w.element_size() for w in mats)
     vecs = [torch.ones(w.shape[0]) for w in mats]
+    # The same products by numpy's BLAS (OpenBLAS), on the same memory: which library reads faster depends on
+    # the machine (on a Zen 4 EPYC torch's read 14.7 GB/s, OpenBLAS's 25.3; a cached step read the weights
+    # faster than torch's "floor"), so the floor is the faster of the two.
+    np_mats, np_vecs = [w.numpy() for w in mats], [v.numpy() for v in vecs]
 
     @torch.no_grad()
     def floor():
@@ -146,10 +151,17 @@ def main() -> None:
             torch.matmul(v, w)
         return t0
 
+    def floor_numpy():
+        t0 = time.perf_counter()
+        for w, v in zip(np_mats, np_vecs):
+            v @ w
+        return t0
+
     contenders = {"A gpt2viz all hooks": ort_all, "B gpt2viz logits only": ort_logits,
                   "C transformers eager + hidden + attn": torch_eager,
                   "D no intervention inputs, all hooks": old_all, "E no intervention inputs, logits": old_logits,
-                  "F floor: read every weight once": floor}
+                  "F floor: read every weight once (torch)": floor,
+                  "G floor: read every weight once (numpy)": floor_numpy}
     pre = {k: [] for k in contenders}
     step = {k: [] for k in contenders}
     for fn in contenders.values():  # warm-up
@@ -170,8 +182,10 @@ def main() -> None:
     print(f"{'':40s} {'prefill ms':>11s} {'step ms':>9s}")
     for k, (pf, st) in med.items():
         print(f"{k:40s} {pf:11.1f} {st:9.1f}")
-    A, B, C, D, E, F = (med[k] for k in contenders)
-    print(f"floor: {floor_bytes / 2**20:.0f} MiB of weights in {F[1]:.1f} ms = {floor_bytes / F[1] / 1e6:.1f} GB/s")
+    A, B, C, D, E, F_torch, F_numpy = (med[k] for k in contenders)
+    F = min(F_torch, F_numpy, key=lambda m: m[1])
+    print(f"floor: {floor_bytes / 2**20:.0f} MiB of weights in {F[1]:.1f} ms = {floor_bytes / F[1] / 1e6:.1f} GB/s "
+          f"(the faster reader: {'torch' if F is F_torch else 'numpy'})")
     print(f"ratio step / floor:  all hooks {A[1] / F[1]:.2f}x   logits only {B[1] / F[1]:.2f}x   transformers eager "
           f"{C[1] / F[1]:.2f}x")
     print(f"ratio all hooks / logits only:        prefill {A[0] / B[0]:.2f}x   step {A[1] / B[1]:.2f}x")
