@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QProcess, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -44,7 +43,7 @@ from gpt2viz.widgets.pipeline import PipelineView
 from gpt2viz.widgets.prob_chart import ProbabilityChart
 from gpt2viz.widgets.snapshot import view_title
 from gpt2viz.widgets.token_strip import TokenStrip
-from gpt2viz.widgets.views.common import SteadyLabel
+from gpt2viz.widgets.views.common import SteadyLabel, plots
 
 if TYPE_CHECKING:
     from gpt2viz.widgets.compare import CompareDock
@@ -471,8 +470,8 @@ class MainWindow(Retranslating, QMainWindow):
             # A plot's changed items reach its view through a queued call of its scene (QGraphicsScene's dirty-items
             # pass), which ran after this frame and asked for one more: run it now, so this frame paints them too.
             # Likewise its text items move to the view's new matrix when the plot starts painting (prepareForPaint).
-            for view in self.findChildren(pg.GraphicsView):
-                if view.isVisible():
+            for view in plots():
+                if view.isVisible() and view.window() is self:
                     view.scene().prepareForPaint()
                     QCoreApplication.sendPostedEvents(view.scene(), QEvent.MetaCall)
         return super().event(e)

@@ -382,3 +382,20 @@ def test_running_is_said_only_for_work_that_lasts(qtbot, window):
     assert window.status.text().endswith("running…")
     bus.answered()
     assert window.run_btn.text() == "Run" and "running" not in window.status.text()
+
+
+def test_every_plot_of_the_window_is_one_it_prepares_before_a_frame(qtbot, stepped_window):
+    """The window settles each plot's queued scene update before it paints (MainWindow.event), over the plots made by
+    views.common.repaint_whole: a plot made another way would be painted a frame late. Every tab is shown once, so
+    the plots its first show builds are counted too."""
+    import pyqtgraph as pg
+
+    from gpt2viz.widgets.views.common import plots
+
+    win = stepped_window("l3h4e32")
+    for i in range(win.detail.count()):
+        win.detail.setCurrentIndex(i)
+        qtbot.wait(50)
+    found = win.findChildren(pg.GraphicsView)
+    assert len(found) >= 3
+    assert set(map(id, found)) <= set(map(id, plots()))
