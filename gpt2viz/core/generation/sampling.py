@@ -7,7 +7,7 @@ next to what is left after temperature, top-k and top-p, and which tokens were c
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -82,17 +82,37 @@ class Distribution:
     tempered: np.ndarray
     final: np.ndarray
     kept: np.ndarray
+    # What the views read of it, made once (the chart, the pipeline and the CLI rank the same vocabulary, and a
+    # distribution is drawn again at every redraw): "top <which>" -> the LEADERS most likely ids, "entropy <which>".
+    _made: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def top(self, n: int, which: str = "final") -> np.ndarray:
         """Ids of the ``n`` most likely tokens by ``which`` (ties broken by id), most likely first."""
         p = getattr(self, which)
         n = min(n, p.size)
-        idx = np.argpartition(-p, n - 1)[:n]
-        return idx[np.lexsort((idx, -p[idx]))]
+        if n > LEADERS:
+            return _top(p, n)
+        key = "top " + which
+        if key not in self._made:
+            self._made[key] = _top(p, min(LEADERS, p.size))
+        return self._made[key][:n].copy()  # the kept ranking stays as it is
 
     def entropy(self, which: str = "raw") -> float:
         """Entropy in nats."""
-        return float(entropy(getattr(self, which)))
+        key = "entropy " + which
+        if key not in self._made:
+            self._made[key] = float(entropy(getattr(self, which)))
+        return self._made[key]
+
+
+# The most ids Distribution.top ranks once and keeps (the chart shows 12 bars).
+LEADERS = 16
+
+
+def _top(p: np.ndarray, n: int) -> np.ndarray:
+    """Ids of the ``n`` largest of ``p``, largest first, ties by id."""
+    idx = np.argpartition(-p, n - 1)[:n]
+    return idx[np.lexsort((idx, -p[idx]))]
 
 
 def transform(logits: np.ndarray, settings: SamplingSettings) -> Distribution:

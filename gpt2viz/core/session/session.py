@@ -28,6 +28,10 @@ PARTS = ("model", "history", "selection", "sampling", "prompt", "interventions",
 # The newest positions the lens grid shows; their lens columns are computed together (Session._fill_lens).
 LENS_WINDOW = 16
 
+# Next-token distributions kept per session (Session.distribution): the states Back and Reset come back to, as
+# many as the worker keeps lenses for (app.worker.LENS_MEMO). ~1.3 MB each on GPT-2's vocabulary.
+DISTRIBUTIONS_KEPT = 8
+
 
 class StageKind(enum.Enum):
     """The kinds of stage a token passes, in order."""
@@ -133,8 +137,9 @@ class Session:
         # (logits, lens, History, lens tops) of the newest position / the text, without interventions
         self.baseline = None
         self.analyses: dict = {}  # "patching" / "causal" -> the newest summary (core.viewmodels.compare)
-        self._dist_key = None
-        self._dist: tuple[Distribution, int] | None = None
+        # (tokens, interventions, sampling) -> (distribution, chosen) of the newest states shown: Back comes back to
+        # one (its softmax, ranking and entropy over the vocabulary: ~1.5 ms of the GUI thread on a 2-core EPYC)
+        self._dist_cache: OrderedDict[tuple, tuple[Distribution, int]] = OrderedDict()
         self._base_dist = None  # (the baseline's logits, their softmax): see baseline_distribution
         # The lens at a position depends only on the tokens up to it (causal), so results are keyed by
         # that prefix and survive steps and Back. Full [layers + 1, V] arrays are few; top tokens are many.
@@ -173,6 +178,7 @@ class Session:
         self._tops_cache.clear()
         self._path_cache.clear()
         self._final_cache.clear()
+        self._dist_cache.clear()
         had = {"interventions": self.interventions, "subject": self.subject, "analyses": self.analyses}
         self.interventions, self.subject, self.analyses = (), (), {}
         self._notify("model", "history", "selection" if self.selection != old else "",
@@ -314,11 +320,12 @@ class Session:
         if self.history is None:
             return None
         frame = self.history.current
-        key = (id(frame), self.sampling)
-        if key != self._dist_key:
-            self._dist = pick(frame.logits, self.sampling, len(frame.tokens))
-            self._dist_key = key
-        return self._dist
+        # a state's logits depend only on its tokens and the interventions it ran under (one model: set_model clears)
+        key = (frame.tokens, frame.interventions, self.sampling)
+        d = self._dist_cache.get(key)
+        if d is None:
+            d = pick(frame.logits, self.sampling, len(frame.tokens))
+        return self._remember(self._dist_cache, key, d, DISTRIBUTIONS_KEPT)
 
     def baseline_distribution(self):
         """The model's own next-token probabilities without the interventions (None when none are in force)."""

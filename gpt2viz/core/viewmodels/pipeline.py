@@ -143,18 +143,21 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
             None if delta_rows is None else int(delta_rows[0][L + 1]),
             None if delta_rows is None else float(delta_rows[1][L + 1])))
     final = np.asarray(session.output_logits(pos), np.float32)
-    order = np.argpartition(-final, 3)[:3]
-    order = order[np.argsort(-final[order])]
-    d = session.distribution()
-    # the newest position's logits are the step's own, whose softmax the chart's distribution already holds
-    probs = d[0].raw if pos == n - 1 and d is not None else softmax(final)
-    choice, nxt = None, None
-    if pos == n - 1 and d is not None:
+    # The newest position's logits are the step's own: the chart's distribution holds their softmax, ranking and
+    # entropy, made once for both views.
+    d = session.distribution() if pos == n - 1 else None
+    if d is not None:
         dist, chosen = d
+        order, probs, ent = dist.top(3, "raw"), dist.raw, dist.entropy("raw")
         choice = ChoiceCell(int(chosen), float(dist.final[chosen]), float(dist.raw[chosen]), int(dist.kept.sum()),
                             session.sampling)
-    elif pos + 1 < n:
-        nxt = int(h.tokens[pos + 1])
+        nxt = None
+    else:
+        order = np.argpartition(-final, 3)[:3]
+        order = order[np.argsort(-final[order])]
+        probs = softmax(final)
+        ent = float(entropy(probs))
+        choice, nxt = None, int(h.tokens[pos + 1]) if pos + 1 < n else None
     return PipelineSummary(
         position=pos, token=int(h.tokens[pos]), key_tokens=tuple(int(t) for t in h.tokens[: pos + 1]), n_tokens=n,
         n_positions=cfg.n_positions, vocab_size=cfg.vocab_size,
@@ -164,6 +167,6 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
         ln_in_norm=float(np.linalg.norm(h.hook_at(("resid_post", cfg.n_layer - 1), pos))),
         ln_out_norm=float(np.linalg.norm(_ln_final_output(session, h.hook_at("ln_final.hook_normalized", pos)))),
         top_ids=tuple(int(i) for i in order), top_logits=tuple(float(final[i]) for i in order),
-        top_probs=tuple(float(probs[i]) for i in order), entropy=float(entropy(probs)),
+        top_probs=tuple(float(probs[i]) for i in order), entropy=ent,
         max_entropy=float(np.log(cfg.vocab_size)), choice=choice, next_token=nxt, target=target,
         target_delta=None if delta_rows is None else float(delta_rows[1][-1]))

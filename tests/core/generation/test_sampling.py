@@ -87,3 +87,20 @@ def test_top_k_text_is_the_one_rule_for_off():
     assert top_k_text(0) == "off" and top_k_text(0, "关闭") == "关闭"
     assert top_k_text(40) == top_k_text(np.int64(40)) == "40"
     assert top_k_text(SamplingSettings().top_k) == "off"  # the default cuts nothing
+
+
+@settings(max_examples=200, deadline=None)
+@given(logits_st, st.integers(1, 40), st.sampled_from(["raw", "final"]))
+def test_top_is_the_ranking_by_probability_then_id_and_stays_as_made(logits, n, which):
+    """top(n) is the n most likely ids (ties by id), whether it comes from the ranking kept for the views (n <= 16) or
+    is ranked for the call; a caller writing into what it got leaves the kept ranking as it was."""
+    d = transform(logits, SamplingSettings(temperature=1.0, top_k=5))
+    p = getattr(d, which)
+    want = sorted(range(p.size), key=lambda i: (-p[i], i))[:n]
+    got = d.top(n, which)
+    # ids of equal probability at the cut may be any of the tied ones: compare probabilities there, ids above it
+    np.testing.assert_array_equal(p[got], p[want])
+    assert list(got[p[got] > p[want[-1]]]) == [i for i in want if p[i] > p[want[-1]]]
+    got[:] = -1
+    np.testing.assert_array_equal(p[d.top(n, which)], p[want])
+    assert d.entropy(which) == d.entropy(which) == pytest.approx(float(-(p[p > 0] * np.log(p[p > 0])).sum()))

@@ -250,3 +250,25 @@ def test_a_lens_path_made_in_the_lens_graph_equals_the_rule_on_the_full_lens(ses
             want_r, want_p = token_rank_and_prob(full, target)
             assert ranks.tolist() == want_r.tolist()
             np.testing.assert_allclose(probs, want_p, rtol=1e-5, atol=1e-12)
+
+
+def test_back_comes_back_to_the_distribution_shown_before(exported):
+    """A session keeps the next-token distributions of the states it showed: after Back (the worker hands over the
+    earlier history) the chart and the pipeline read the same distribution, ranked once, not made again; another
+    setting makes its own."""
+    from gpt2viz.core.analysis.lens import lens_at
+
+    s = make_session(exported["l2h2e16"], steps=2, sampling=SamplingSettings(temperature=1.0, seed=3))
+    g_hist = s.history
+    newest = s.distribution()
+    shorter = type(g_hist)(g_hist.frames[:-1], g_hist.prompt_len)
+    s.accept(shorter, 0.0, lens_at(shorter, s.weights, s.n_layer, len(shorter.tokens) - 1), False)
+    earlier = s.distribution()
+    assert earlier is not newest
+    s.accept(g_hist, 0.0, None, False)  # and on again, as a Step to the same token
+    assert s.distribution() is newest
+    assert chart_summary(s).rows[0].id == pipeline_summary(s).top_ids[0] == int(np.argmax(g_hist.current.logits))
+    s.set_sampling(temperature=0.5)
+    assert s.distribution() is not newest
+    s.set_sampling(temperature=1.0)
+    assert s.distribution() is newest
