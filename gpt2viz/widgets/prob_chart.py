@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFontMetrics, QPalette
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QSlider, QSpinBox, QVBoxLayout, QWidget
 
 from gpt2viz.app.sessions import SessionId
@@ -31,6 +31,17 @@ def axis_reach(current: float, need: float) -> float:
     when the ablation came and when it went, so before and after were drawn to different scales, and each time
     its ticks were made and drawn again and every bar label moved (the chart is ~1 ms of such a frame on atlas)."""
     return current if need <= current <= need * REACH_SLACK else need
+
+
+def probability_step(reach: float, px_per_unit: float, label_px: float) -> float:
+    """The step between the probability axis' ticks: at most 6 ticks up to 100 % (or ``reach``, if less), and
+    ``label_px`` pixels apart at least (a label's width with a gap), so that no two labels overlap on a narrow chart
+    (the Chinese window's, with an ablation's wider bar labels: five labels ran into one). 100 % at most."""
+    top = min(reach, 1.0)
+    for step in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5):
+        if top / step <= 6 and step * px_per_unit >= label_px:
+            return step
+    return 1.0
 
 
 class ProbabilityChart(Retranslating, QWidget):
@@ -215,7 +226,9 @@ class ProbabilityChart(Retranslating, QWidget):
         xmax = axis_reach(self.plot.getPlotItem().vb.viewRange()[0][1], xmax)
         self.plot.setXRange(0, xmax, padding=0)
         # ticks only up to 100 %: the space beyond is room for labels, not probability
-        step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if min(xmax, 1.0) / s <= 6)
+        axis = self.plot.getAxis("bottom")
+        label_px = QFontMetrics(axis.style.get("tickFont") or axis.font()).horizontalAdvance("100%") + 12
+        step = probability_step(xmax, width / xmax if width > 0 else 1e9, label_px)
         ticks = [(v, f"{v:.0%}") for v in np.arange(0, min(xmax, 1.0) + 1e-9, step)]
         set_ticks(self.plot.getAxis("bottom"), [ticks])
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pyqtgraph as pg
 import pytest
 
-from gpt2viz.widgets.prob_chart import REACH_SLACK, axis_reach
+from gpt2viz.widgets.prob_chart import REACH_SLACK, axis_reach, probability_step
 
 
 @pytest.mark.parametrize("current, need, want", [
@@ -40,3 +41,36 @@ def test_the_axis_stays_in_place_when_an_ablation_comes_and_goes(qtbot, tmp_path
     assert ablated > plain and "%," in label  # "(before …, -…%)"
     assert after(st.remove_intervention)[0] == ablated
     assert after(st.add_intervention)[0] == ablated
+
+
+@pytest.mark.parametrize("reach, px, want", [
+    (1.75, 600, 0.2),  # a wide chart: 0, 20, ..., 100 %
+    (1.75, 170, 0.5),  # a narrow one (the Chinese window with an ablation): 0, 50, 100 %
+    (1.75, 60, 1.0),  # too narrow for more than 0 and 100 %
+    (0.3, 600, 0.05),  # a flat distribution: the axis reaches 30 %, six ticks at most
+])
+def test_the_probability_ticks_never_run_into_each_other(reach, px, want):
+    step = probability_step(reach, px / reach, 40)
+    assert step == want
+    assert min(reach, 1.0) / step <= 6 or step == 1.0
+
+
+def test_the_chart_s_tick_labels_keep_apart_on_a_narrow_chart(qtbot, tmp_path):
+    """Squeezed, the chart shows fewer probability ticks: each label is at least its own width from the next."""
+    from PySide6.QtGui import QFontMetrics
+
+    from gpt2viz.core.model_folder.locations import resolve_model
+    from tests.widgets.conftest import run_window
+
+    win = run_window(qtbot, tmp_path, resolve_model(None))
+    chart = win.chart
+    for width in (900, 300):
+        chart.setFixedWidth(width)
+        qtbot.wait(50)
+        chart.redraw()
+        axis = chart.plot.getAxis("bottom")
+        ticks = [v for v, _ in axis._tickLevels[0]]
+        vb = chart.plot.getPlotItem().vb
+        px = [vb.mapViewToScene(pg.Point(v, 0)).x() for v in ticks]
+        label = QFontMetrics(axis.font()).horizontalAdvance("100%")
+        assert len(ticks) >= 2 and min(b - a for a, b in zip(px, px[1:])) > label
