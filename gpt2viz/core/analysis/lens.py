@@ -111,7 +111,18 @@ def project_to_vocab(weights: Weights, vector: np.ndarray, k: int = 10) -> tuple
 
     Returns (top ``k`` (id, logit) by largest dot product, top ``k`` by most negative).
     """
-    logits = weights.unembed(np.asarray(vector, dtype=np.float32))
+    return projections_to_vocab(weights, [vector], [k])[0]
+
+
+def projections_to_vocab(weights: Weights, vectors, ks) -> list[tuple[list, list]]:
+    """:func:`project_to_vocab` of each of ``vectors`` with its ``ks``, in one unembedding call: the unembedding
+    (154 MB on GPT-2 small) is read once, not once per vector (~7 ms a read on a 2-core EPYC)."""
+    logits = weights.unembed(np.asarray(vectors, dtype=np.float32))
+    return [_promoted(row, k) for row, k in zip(logits, ks)]
+
+
+def _promoted(logits: np.ndarray, k: int) -> tuple[list, list]:
+    """(top ``k`` (id, logit), bottom ``k`` (id, logit)) of one row of logits."""
     up = np.argpartition(-logits, k)[:k]
     up = up[np.argsort(-logits[up])]
     down = np.argpartition(logits, k)[:k]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2viz.core.analysis.lens import project_to_vocab, top_neurons
+from gpt2viz.core.analysis.lens import projections_to_vocab, top_neurons
 from gpt2viz.core.session.session import Selection, Session
 
 ACTIVE = 0.1  # an activation above this counts as "firing" in the caption
@@ -47,8 +47,7 @@ def mlp_summary(session: Session, neuron: int | None = None, selection: Selectio
     post = h.hook_at(("post", L), pos)
     W_out = w.W_out(L)
     top = tuple(top_neurons(post, W_out, n_top))
-    up, down = project_to_vocab(w, h.hook_at(("mlp_out", L), pos), 8)
     neuron = top[0][0] if neuron is None or not 0 <= neuron < post.size else int(neuron)
-    nup, ndown = project_to_vocab(w, W_out[neuron], 10)
+    (up, down), (nup, ndown) = projections_to_vocab(w, [h.hook_at(("mlp_out", L), pos), W_out[neuron]], [8, 10])
     return MlpSummary(L, pos, int(h.tokens[pos]), post, int((post > ACTIVE).sum()), top, tuple(up), tuple(down),
                       neuron, tuple(nup), tuple(ndown))

@@ -83,7 +83,7 @@ def _history(model, ids, steps=2):
 
 
 def test_mlp_neuron_projection_is_w_out_times_unembedding(exported, torch_models):
-    from gpt2viz.core.analysis.lens import project_to_vocab, top_neurons
+    from gpt2viz.core.analysis.lens import project_to_vocab, projections_to_vocab, top_neurons
 
     model = Model(exported["l3h4e32"])
     w = Weights(model.folder / "model.onnx")
@@ -96,6 +96,17 @@ def test_mlp_neuron_projection_is_w_out_times_unembedding(exported, torch_models
     assert [i for i, _ in up] == list(np.argsort(-ref)[:5])
     assert [i for i, _ in down] == list(np.argsort(ref)[:5])
     np.testing.assert_allclose([v for _, v in up], np.sort(ref)[::-1][:5], rtol=1e-4)
+    # several vectors in one unembedding call (the MLP view's two): each as projected alone, against transformers
+    calls = []
+    unembed = w.unembed
+    w.unembed = lambda x: calls.append(np.shape(x)) or unembed(x)
+    both = projections_to_vocab(w, [W_out[7], W_out[3]], [5, 4])
+    assert calls == [(2, W_out.shape[1])]
+    for (got_up, got_down), row, k in zip(both, (7, 3), (5, 4)):
+        ref = W_out[row] @ W_U.T
+        assert [i for i, _ in got_up] == list(np.argsort(-ref)[:k])
+        assert [i for i, _ in got_down] == list(np.argsort(ref)[:k])
+        np.testing.assert_allclose([v for _, v in got_up], np.sort(ref)[::-1][:k], rtol=1e-4)
     post = np.random.default_rng(0).normal(size=48).astype(np.float32)
     top = top_neurons(post, W_out, 3)
     score = np.abs(post * np.linalg.norm(W_out, axis=1))

@@ -166,7 +166,15 @@ def test_attention_summary_matches_transformers(sess, hf):
 
 def test_mlp_summary_top_writers_and_projection(sess, torch_models):
     sess.select_stage(Stage.block(1))
-    m = mlp_summary(sess, neuron=5)
+    w = sess.weights
+    calls = []
+    unembed = w.unembed
+    w.unembed = lambda x: calls.append(np.shape(x)) or unembed(x)
+    try:
+        m = mlp_summary(sess, neuron=5)
+    finally:
+        del w.unembed
+    assert len(calls) == 1  # the whole MLP output and the neuron's value vector: one read of the unembedding
     sd = torch_models["l3h4e32"].state_dict()
     W_out, W_U = sd["transformer.h.1.mlp.c_proj.weight"].numpy(), sd["lm_head.weight"].numpy()
     post = sess.history.hook_at(("post", 1), m.position)
@@ -174,6 +182,8 @@ def test_mlp_summary_top_writers_and_projection(sess, torch_models):
     assert [n for n, _, _ in m.top] == list(np.argsort(-np.abs(score))[:15])
     assert m.n_active == int((post > 0.1).sum())
     assert [i for i, _ in m.neuron_promotes] == list(np.argsort(-(W_out[5] @ W_U.T))[:10])
+    mlp_out = sess.history.hook_at(("mlp_out", 1), m.position)
+    assert [i for i, _ in m.promotes] == list(np.argsort(-(mlp_out @ W_U.T))[:8])
     assert mlp_summary(sess).neuron == m.top[0][0]  # default: the biggest writer
     sess.select_stage(CHOOSE)
 
