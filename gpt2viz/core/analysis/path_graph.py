@@ -235,7 +235,7 @@ def top_source(attr: Attribution, token_display) -> TopSource:
 
 def build_path_summary(history, weights, n_layer: int, n_head: int, tokenizer, position: int | None = None,
                        target_text: str = "", vs_text: str = "", threshold: float = DEFAULT_THRESHOLD,
-                       window: int = WINDOW) -> PathSummary:
+                       window: int = WINDOW, logits=None) -> PathSummary:
     """Attribute the next token at ``position`` and lay out the pruned graph and the ranked bars.
 
     Parameters
@@ -254,6 +254,8 @@ def build_path_summary(history, weights, n_layer: int, n_head: int, tokenizer, p
         Pruning threshold as a fraction of the total |contribution|.
     window : int
         How many positions (ending at ``position``) to draw.
+    logits : np.ndarray, optional
+        The model's logits at ``position`` when the caller has them (see :func:`attribute`).
     """
     disp = tokenizer.token_display
     messages, target, vs = [], None, None
@@ -266,7 +268,8 @@ def build_path_summary(history, weights, n_layer: int, n_head: int, tokenizer, p
             messages.append(str(e).replace(f"--{what} ", f"{what} "))
             continue
         target, vs = (tid, vs) if what == "target" else (target, tid)
-    attr = attribute(history, weights, n_layer, n_head, target=target, vs=vs, position=position, neurons=False)
+    attr = attribute(history, weights, n_layer, n_head, target=target, vs=vs, position=position, neurons=False,
+                     logits=logits)
     q = attr.position
     if attr.vs is not None and attr.vs == attr.target:
         messages.append("vs equals the target: every value is 0")

@@ -24,8 +24,10 @@ def path_summary(session, target_text: str = "", vs_text: str = "",
     if session.history is None or session.weights is None or session.model is None:
         return None
     cfg = session.model.config
+    pos = session.selected_position
+    # the model's logits there, as the session keeps them (an earlier position's made once, not at every show)
     s = build_path_summary(session.history, session.weights, cfg.n_layer, cfg.n_head, session.model.tokenizer,
-                           session.selected_position, target_text, vs_text, threshold)
+                           pos, target_text, vs_text, threshold, logits=session.output_logits(pos))
     base = session.baseline
     if base is not None and len(base) > 2 and base[2] is not None and tuple(base[2].tokens) == tuple(session.history.tokens):
         s = with_before(s, base[2], session.weights, cfg.n_layer, cfg.n_head)

@@ -45,6 +45,15 @@ def test_parts_sum_to_the_models_logit(exported, name):
     # an earlier position: its default target is the token that came next
     e = attribute(h, w, c.n_layer, c.n_head, position=2)
     assert e.target == PROMPT[3] and _rel(e.total(), e.logit) <= 1e-4
+    # the same with the model's logits there given (as an app session keeps them): no LM-head call, the same parts
+    lens = w.lens
+    w.lens = lambda *a: pytest.fail("the logits were given")
+    try:
+        g = attribute(h, w, c.n_layer, c.n_head, position=2, logits=lens(h.hook_at(("resid_post", c.n_layer - 1), 2)))
+    finally:
+        del w.lens
+    assert g.target == e.target and g.logit == e.logit
+    np.testing.assert_array_equal(g.heads, e.heads)
 
 
 def test_atlas_parts_sum_to_the_models_logit():

@@ -282,3 +282,24 @@ def test_back_comes_back_to_the_distribution_shown_before(exported):
     assert s.distribution() is not newest
     s.set_sampling(temperature=1.0)
     assert s.distribution() is newest
+
+
+def test_the_path_view_reads_an_earlier_positions_logits_from_the_session(sess):
+    """The Path view at an earlier position attributes the model's logits there as the session keeps them: shown
+    again, it makes no LM-head call (the attribution made its own at every show)."""
+    from gpt2viz.core.viewmodels.path import path_summary
+
+    sess.select_position(2)
+    try:
+        first = path_summary(sess)
+        lens = sess.weights.lens
+        sess.weights.lens = lambda *a: pytest.fail("an LM-head call at a second show")
+        try:
+            again = path_summary(sess)
+        finally:
+            del sess.weights.lens
+        assert again.logit == first.logit and again.target == first.target == sess.history.tokens[3]
+        want = lens(sess.history.hook_at(("resid_post", sess.n_layer - 1), 2))
+        assert first.logit == pytest.approx(float(want[first.target]), rel=1e-6)
+    finally:
+        sess.select_position(None)
