@@ -251,6 +251,7 @@ class InferenceWorker(QObject):
             # The remembered lenses are keyed by the model's id(), which a new model may reuse once the old one
             # is gone: they go with it.
             self._lens_memo.clear()
+            self._drop_baseline(session)
             model = Model(folder, device=self.device)
             weights = Weights.of(model)
             weights.embedding_norms  # open the lens session here, not on the GUI thread
@@ -263,6 +264,7 @@ class InferenceWorker(QObject):
         """Give ``session`` the model already open in ``source`` (no second load; its own generation)."""
         def go():
             src = self._gen(source)
+            self._drop_baseline(session)
             self.gens[session], self.weights[session] = Generator(src.model), self.weights[source]
             self.sigModelLoaded.emit(req, session, (src.model, self.weights[source]))
         # Never skipped: it is cheap, and the prompt queued right behind it (a newer barrier) needs it.
@@ -294,9 +296,19 @@ class InferenceWorker(QObject):
             except Cancelled:
                 self.sigSkipped.emit(req, session)
                 return
+            if not gen.interventions:
+                # the run without interventions is this one now, and the generator keeps it for the first
+                # intervention (Generator.kept): the baseline of the text before need not hold its run (at 1000
+                # tokens of GPT-2 small, ~0.15 GB of residual stream and KV cache)
+                self._drop_baseline(session)
             _prefetch(gen.history())
             self._emit(req, session, (time.perf_counter() - t0) * 1000, True)
         self._guard(req, session, go)
+
+    def _drop_baseline(self, session: str) -> None:
+        """Let go of ``session``'s run without interventions (a new model, or a new text run without them)."""
+        self._base.pop(session, None)
+        self._base_result.pop(session, None)
 
     @Slot(int, str, object, object, object, bool, bool)
     def step(self, req: int, session: str, settings, token, interventions, with_lens: bool = True,

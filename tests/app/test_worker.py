@@ -185,3 +185,23 @@ def test_an_ablation_runs_the_text_once_and_back_under_it_runs_nothing_more(expo
     assert calls == [5, 1, 1, 1]  # the ablated step, and the same token without the ablation
     clean, _ = run(list(got[-1].history.tokens), hooks=[])
     np.testing.assert_allclose(got[-1].baseline[0], clean.last_logits, atol=1e-5)
+
+
+def test_a_new_text_without_interventions_lets_the_old_baseline_go(exported):
+    """The run without interventions of the text before is not held once a new text runs without them (the first
+    ablation on the new text takes the generator's own run), nor once another model is loaded."""
+    from gpt2viz.core.generation.sampling import SamplingSettings
+
+    w, got = _worker(exported["l3h4e32"])
+    w.start(2, "A", "The capital of France is", ())
+    w.intervene(3, "A", (HeadAblation(1, 2),))
+    w.step(4, "A", SamplingSettings(0.0), None, (HeadAblation(1, 2),), True)
+    assert "A" in w._base and "A" in w._base_result
+    w.start(5, "A", "The capital of France is", (HeadAblation(1, 2),))  # under the ablation: still needed
+    assert "A" in w._base
+    w.start(6, "A", "Paris is the capital of", ())
+    assert "A" not in w._base and "A" not in w._base_result
+    w.intervene(7, "A", (HeadAblation(1, 2),))  # the new text's baseline: its run from before the ablation
+    assert all(a is b for a, b in zip(got[-1].baseline[2].frames, got[-2].history.frames, strict=True))
+    w.load_model(8, "A", str(exported["l3h4e32"]))
+    assert "A" not in w._base
