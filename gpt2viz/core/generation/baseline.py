@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpt2viz.core.engine.kv_cache import KVCache
 from gpt2viz.core.engine.model import Model
-from gpt2viz.core.generation.stepper import Frame, History
+from gpt2viz.core.generation.stepper import Frame, History, shared_frames
 
 
 class Baseline:
@@ -37,9 +37,9 @@ class Baseline:
 
         ``kept``: (frames, cache) of a run without interventions, taken over when it shares more frames with
         ``h`` than this baseline's own."""
-        if kept is not None and _shared(kept[0], h.frames) > _shared(self.frames, h.frames):
+        if kept is not None and _same(kept[0], h) > _same(self.frames, h):
             self.frames, self._cache = kept
-        same = _shared(self.frames, h.frames)
+        same = _same(self.frames, h)
         self.frames_run = len(h.frames) - same
         if not self.frames_run:
             return History(self.frames[:same], h.prompt_len)
@@ -59,11 +59,6 @@ class Baseline:
         return History(self.frames, h.prompt_len)
 
 
-def _shared(frames, others) -> int:
-    """How many leading frames of ``frames`` hold the same contexts as those of ``others``."""
-    n = 0
-    for a, b in zip(frames, others):
-        if a.tokens != b.tokens:
-            break
-        n += 1
-    return n
+def _same(frames, h: History) -> int:
+    """How many leading ``frames`` hold the contexts of ``h``'s (forced or sampled alike: the numbers are the same)."""
+    return shared_frames(frames, h.frames, forced=False)

@@ -166,7 +166,7 @@ class Generator:
             return None
         # Frames computed under these interventions before the last change, as far as they hold this text's
         # steps: taken as they are (deterministic: the same graph, feeds and cache give the same numbers).
-        same = _shared_frames(before.frames, self.frames) if before is not None and \
+        same = shared_frames(before.frames, self.frames) if before is not None and \
             before.interventions == interventions and before.prompt_len == self.prompt_len else 0
         rest = self.frames[max(same, 1):]
         if same:
@@ -259,11 +259,12 @@ class _Run:
     means: dict
 
 
-def _shared_frames(kept: list[Frame], frames: list[Frame]) -> int:
-    """How many leading frames of ``kept`` hold the same steps as ``frames`` (the same context, forced or not)."""
+def shared_frames(kept, frames, forced: bool = True) -> int:
+    """How many leading frames of ``kept`` hold the same steps as ``frames``: the same context, and, when ``forced``,
+    the same step (a token forced or sampled alike)."""
     n = 0
     for a, b in zip(kept, frames):
-        if a.tokens != b.tokens or (n and a.forced != b.forced):
+        if a.tokens != b.tokens or (forced and n and a.forced != b.forced):
             break
         n += 1
     return n
