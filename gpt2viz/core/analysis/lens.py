@@ -95,12 +95,12 @@ def pattern_entropy(row: np.ndarray) -> np.ndarray:
 
 
 # ---- MLP ----------------------------------------------------------------------------------------
-def top_neurons(post: np.ndarray, W_out: np.ndarray, k: int = 10) -> list[tuple[int, float, float]]:
+def top_neurons(post: np.ndarray, norms: np.ndarray, k: int = 10) -> list[tuple[int, float, float]]:
     """Neurons ranked by |activation| × ‖value vector‖: how much each writes into the residual.
 
+    ``norms`` are the block's ‖W_out[n]‖ (:meth:`~gpt2viz.core.engine.weights.Weights.W_out_norms`).
     Returns (neuron, activation, activation × ‖W_out[n]‖), largest writers first.
     """
-    norms = np.linalg.norm(W_out, axis=1)
     score = post * norms
     idx = np.argsort(-np.abs(score))[:k]
     return [(int(i), float(post[i]), float(score[i])) for i in idx]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from gpt2viz.core.analysis.lens import residual_stack_at
+from gpt2viz.core.analysis.lens import residual_stack_at, token_rank_and_prob
 from gpt2viz.core.generation.sampling import Distribution, SamplingSettings, pick
 from gpt2viz.core.generation.stepper import History, context_full
 from gpt2viz.core.numeric import softmax
@@ -397,11 +397,19 @@ class Session:
         return self._final_cache[key]
 
     def lens_path(self, position: int, target: int) -> tuple[np.ndarray, np.ndarray]:
-        """Token ``target``'s rank and lens probability at every depth of ``position`` (one small call, cached)."""
+        """Token ``target``'s rank and lens probability at every depth of ``position`` (cached).
+
+        Read from the position's whole lens when it is held (the worker makes the newest and the selected
+        position's with each run): the lens graph's own call reads the 154 MB unembedding of GPT-2 small again,
+        ~17 ms of a Logit lens tab show on a 2-core EPYC, against ~1 ms for the same rule on the held rows."""
         key = (self._lens_key(position), int(target))
         if key not in self._path_cache:
-            self._remember(self._path_cache, key, self.weights.lens_path(
-                residual_stack_at(self.history, self.n_layer, position), int(target)), 64)
+            lens, tops = self._lens_cache.get(key[0]), self._tops_cache.get(key[0])
+            if lens is not None and tops is not None:
+                path = token_rank_and_prob(lens, int(target), tops[1])
+            else:
+                path = self.weights.lens_path(residual_stack_at(self.history, self.n_layer, position), int(target))
+            self._remember(self._path_cache, key, path, 64)
         self._path_cache.move_to_end(key)
         return self._path_cache[key]
 

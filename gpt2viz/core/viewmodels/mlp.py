@@ -45,9 +45,9 @@ def mlp_summary(session: Session, neuron: int | None = None, selection: Selectio
     pos = sel.position_in(n)
     L = sel.layer
     post = h.hook_at(("post", L), pos)
-    W_out = w.W_out(L)
-    top = tuple(top_neurons(post, W_out, n_top))
+    top = tuple(top_neurons(post, w.W_out_norms(L), n_top))
     neuron = top[0][0] if neuron is None or not 0 <= neuron < post.size else int(neuron)
-    (up, down), (nup, ndown) = projections_to_vocab(w, [h.hook_at(("mlp_out", L), pos), W_out[neuron]], [8, 10])
+    (up, down), (nup, ndown) = projections_to_vocab(w, [h.hook_at(("mlp_out", L), pos), w.W_out_row(L, neuron)],
+                                                    [8, 10])
     return MlpSummary(L, pos, int(h.tokens[pos]), post, int((post > ACTIVE).sum()), top, tuple(up), tuple(down),
                       neuron, tuple(nup), tuple(ndown))

@@ -108,7 +108,9 @@ def test_mlp_neuron_projection_is_w_out_times_unembedding(exported, torch_models
         assert [i for i, _ in got_down] == list(np.argsort(ref)[:k])
         np.testing.assert_allclose([v for _, v in got_up], np.sort(ref)[::-1][:k], rtol=1e-4)
     post = np.random.default_rng(0).normal(size=48).astype(np.float32)
-    top = top_neurons(post, W_out, 3)
+    np.testing.assert_allclose(w.W_out_norms(1), np.linalg.norm(W_out.astype(np.float64), axis=1), rtol=1e-6)
+    np.testing.assert_array_equal(w.W_out_row(1, 7), W_out[7])
+    top = top_neurons(post, w.W_out_norms(1), 3)
     score = np.abs(post * np.linalg.norm(W_out, axis=1))
     assert [n for n, _, _ in top] == list(np.argsort(-score)[:3])
 

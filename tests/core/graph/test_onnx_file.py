@@ -83,6 +83,33 @@ def test_weights_are_the_files_parameters(exported, stub_everything):
             w.embedding_rows(range(50250, 50260))
 
 
+def test_mlp_output_norms_and_rows_are_read_without_the_matrix(exported, stub_everything, monkeypatch, torch_models):
+    """The MLP view's ‖W_out[n]‖ and one neuron's row, against transformers' weights: read in chunks of a few
+    rows (one that does not divide the matrix), the matrix itself never kept; a kept matrix is normed as it is."""
+    import gpt2viz.core.graph.onnx_file as onnx_file
+
+    w = Weights.of(Model(exported["l3h4e32"]))
+    W = torch_models["l3h4e32"].state_dict()["transformer.h.1.mlp.c_proj.weight"].numpy()  # [M, E]
+    assert W.shape[0] % 5  # 5 rows a read: the last read is shorter
+    monkeypatch.setattr(onnx_file, "NORM_CHUNK_BYTES", 5 * W.shape[1] * 4)
+    w._table  # noqa: B018 - opens the weight files
+    reads = []
+    read = w._files._read
+    monkeypatch.setattr(w._files, "_read",
+                        lambda name, view, offset: reads.append(len(view)) or read(name, view, offset))
+    norms = w.W_out_norms(1)
+    assert norms.dtype == np.float32 and not norms.flags.writeable
+    np.testing.assert_allclose(norms, np.linalg.norm(W.astype(np.float64), axis=1), rtol=1e-6)
+    assert len(reads) == -(-W.shape[0] // 5) and max(reads) == 5 * W.shape[1] * 4
+    assert w.W_out_norms(1) is norms  # kept: a show reads nothing
+    np.testing.assert_array_equal(w.W_out_row(1, 37), W[37])
+    assert "transformer.h.1.mlp.c_proj.weight" not in w._files._arrays
+    kept = w.W_out(2)
+    reads.clear()
+    np.testing.assert_allclose(w.W_out_norms(2), np.linalg.norm(kept.astype(np.float64), axis=1), rtol=1e-6)
+    assert reads == []
+
+
 def test_parameters_kept_are_bounded(exported, stub_everything, monkeypatch):
     """Analyses read a few blocks' matrices at a time: the newest are kept up to KEEP_BYTES, bigger
     ones (the 154 MB embedding of GPT-2 small) are read on each use, equal every time."""

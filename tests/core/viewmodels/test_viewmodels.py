@@ -247,19 +247,31 @@ def test_lens_grid_columns_are_one_onnxruntime_call(exported, monkeypatch):
         np.testing.assert_allclose(g.probs[:, c], prob, rtol=1e-6)
 
 
-def test_a_lens_path_made_in_the_lens_graph_equals_the_rule_on_the_full_lens(sess):
-    """The lens tab's target path is made inside onnxruntime (rank and probability of one token per depth); it
-    must be token_rank_and_prob of the full lens."""
+def test_a_lens_path_made_in_the_lens_graph_equals_the_rule_on_the_full_lens(sess, monkeypatch):
+    """The lens tab's target path (rank and probability of one token per depth) is made inside onnxruntime, or
+    from the position's full lens when the session holds it; both must be token_rank_and_prob of the full lens."""
     from gpt2viz.core.analysis.lens import token_rank_and_prob
 
+    calls = []
+    in_graph = sess.weights.lens_path
+    monkeypatch.setattr(sess.weights, "lens_path", lambda *a: calls.append(a) or in_graph(*a))
     n = len(sess.history.tokens)
     for pos in (0, n // 2, n - 1):
         full = sess.lens(pos)
         for target in (int(np.argmax(full[-1])), int(sess.history.tokens[pos]), 42):
-            ranks, probs = sess.lens_path(pos, target)
             want_r, want_p = token_rank_and_prob(full, target)
-            assert ranks.tolist() == want_r.tolist()
-            np.testing.assert_allclose(probs, want_p, rtol=1e-5, atol=1e-12)
+            sess._path_cache.clear()
+            held = sess.lens_path(pos, target)
+            assert calls == []  # the held lens: no call
+            sess._lens_cache.clear()
+            sess._path_cache.clear()
+            made = sess.lens_path(pos, target)
+            assert len(calls) == 1
+            calls.clear()
+            for ranks, probs in (held, made):
+                assert ranks.tolist() == want_r.tolist()
+                np.testing.assert_allclose(probs, want_p, rtol=1e-5, atol=1e-12)
+            sess.lens(pos)
 
 
 def test_back_comes_back_to_the_distribution_shown_before(exported):
