@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 
 from gpt2viz.core.analysis.attribution import attribute
@@ -31,6 +32,25 @@ def test_view_draws_the_attribution_of_the_newest_token(win):
     assert "freezes the final LayerNorm" in view.method.text() and "recomputes" in view.method.text()
     view.slider.setValue(0)  # the lowest threshold (0.5 %) keeps more edges than 4 %
     assert len(view.summary.edges) >= len(s.edges) and view.summary.threshold == pytest.approx(0.005)
+
+
+def test_nodes_are_drawn_by_two_lasting_scatter_items_in_shades_of_their_value(win):
+    """Each draw gives the same two scatter items new points; a node's brush is one shared object per sign and
+    shade, so pyqtgraph renders a look's symbol once, not once per draw."""
+    from gpt2viz.widgets.views.path_view import NODE_LEVELS, _node_brush
+
+    st, view = win.state, _show(win)
+    nodes, others = view.nodes, view.others
+    st.select_position(len(st.history.tokens) - 2)
+    view.refresh()
+    assert view.nodes is nodes and view.others is others
+    assert [i for i in view.graph.getPlotItem().items if isinstance(i, pg.ScatterPlotItem)] == [others, nodes]
+    kept = [n for n in view.summary.nodes if not np.isnan(n.value)]
+    assert len(nodes.data) == len(kept) and len(others.data) == len(view.summary.nodes) - len(kept)
+    span = max(abs(n.value) for n in kept)
+    for n, brush in zip(kept, nodes.data["brush"]):
+        assert brush is _node_brush(n.value >= 0, round(NODE_LEVELS * abs(n.value) / span))
+    assert nodes.zValue() > max(i.zValue() for i in view.graph.getPlotItem().items if i not in (nodes, others))
 
 
 def test_clicks_open_the_head_the_mlp_and_the_lens(win):
