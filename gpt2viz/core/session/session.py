@@ -147,6 +147,7 @@ class Session:
         self._tops_cache: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._path_cache: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()  # (key, target)
         self._final_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()  # output_logits of prompt positions
+        self._derived: OrderedDict[tuple, object] = OrderedDict()  # see remembered
         self._listeners: list[Callable[[frozenset[str]], None]] = []
 
     # ---- change notification --------------------------------------------------------------------
@@ -179,6 +180,7 @@ class Session:
         self._path_cache.clear()
         self._final_cache.clear()
         self._dist_cache.clear()
+        self._derived.clear()
         had = {"interventions": self.interventions, "subject": self.subject, "analyses": self.analyses}
         self.interventions, self.subject, self.analyses = (), (), {}
         self._notify("model", "history", "selection" if self.selection != old else "",
@@ -356,6 +358,15 @@ class Session:
         while len(cache) > limit:
             cache.popitem(last=False)
         return value
+
+    def remembered(self, key: tuple, make: Callable[[], object], limit: int = 16):
+        """``make()``, kept under ``key`` for the model in use (its newest ``limit`` keys): for a view's summary of
+        an earlier position, which Step and Back leave as it was. ``key`` must name everything the value depends on
+        (the tokens it reads, the interventions, the prompt that mean ablations average over)."""
+        if key in self._derived:
+            self._derived.move_to_end(key)
+            return self._derived[key]
+        return self._remember(self._derived, key, make(), limit)
 
     def lens(self, position: int) -> np.ndarray:
         """Logit lens [n_layer + 1, V] at ``position`` (the newest one usually comes from the worker)."""

@@ -87,6 +87,40 @@ def test_pipeline_summary_matches_transformers(sess, hf):
     assert s.top_probs == tuple(float(p[i]) for i in s.top_ids) and s.entropy == float(entropy(p))
 
 
+def test_an_earlier_positions_pipeline_cells_are_made_once_for_step_and_back(exported, monkeypatch):
+    """With an earlier position selected, Back and Step leave its cells as they were (attention is causal): the
+    summary is made once and kept, with the text's length brought up to date; another prompt is another key."""
+    from dataclasses import replace
+
+    from gpt2viz.core.analysis.lens import lens_at
+    from gpt2viz.core.viewmodels import pipeline
+
+    s = make_session(exported["l2h2e16"], steps=2)
+    full = s.history
+    shorter = type(full)(full.frames[:-1], full.prompt_len)
+    s.select_position(3)
+    first = pipeline_summary(s)
+    made = []
+    make = pipeline._summary
+    monkeypatch.setattr(pipeline, "_summary", lambda *a: made.append(a[3]) or make(*a))
+    s.accept(shorter, 0.0, lens_at(shorter, s.weights, s.n_layer, len(shorter.tokens) - 1), False)  # Back
+    back = pipeline_summary(s)
+    assert made == [] and back.blocks is first.blocks and back.n_tokens == len(full.tokens) - 1
+    fresh = make(s, shorter, s.model.config, 3, len(shorter.tokens))
+    assert back == replace(fresh, blocks=back.blocks)
+    for kept, new in zip(back.blocks, fresh.blocks, strict=True):
+        np.testing.assert_array_equal(kept.bars, new.bars)
+        assert replace(kept, bars=None) == replace(new, bars=None)
+    s.accept(full, 0.0, None, False)  # and the Step again
+    assert pipeline_summary(s) == first and made == []
+    s.accept(type(full)(full.frames, full.prompt_len - 1), 0.0, None, False)  # the same tokens, another prompt
+    pipeline_summary(s)
+    assert made == [3]
+    s.select_position(None)
+    pipeline_summary(s)
+    assert made == [3, len(full.tokens) - 1]  # the newest position is made at each call
+
+
 def test_output_logits_are_the_models_at_every_position(exported, torch_models):
     """A prompt position's from one LM-head row on its residual, a generated one's from its own step, the newest
     the last call's: each transformers' logits there; the pipeline's top tokens at an earlier position use them."""
