@@ -50,6 +50,34 @@ def test_attention_bars_equal_the_pattern_row(win):
     assert f"{view.summary.entropies[0]:.2f} nats" in view.head_labels[0].text
 
 
+def test_attention_maps_are_ranged_to_their_shape_after_a_step_and_back(win, qtbot):
+    """The head maps' and the large map's ranges follow the text's length (set when the shape changes, as
+    auto-ranging would: the whole map in view), not auto-ranged at every paint."""
+    from PySide6.QtWidgets import QApplication
+
+    st, view = win.state, win.detail.views["Attention"]
+    win.detail.setCurrentWidget(view)
+
+    def check(n):
+        QApplication.processEvents()
+        assert view.big_img.image.shape[:2] == (n, n)
+        for img in view.cells:
+            vb = img.getViewBox()
+            (x0, x1), (y0, y1) = vb.viewRange()
+            assert not any(vb.state["autoRange"]) and x0 <= 0 and y0 <= 0 and x1 >= n and y1 >= n
+            assert min(x1 - x0, y1 - y0) < 1.25 * n  # the map fills its view along one side (aspect locked)
+        (x0, x1), (y0, y1) = view.big.getPlotItem().vb.viewRange()
+        assert x0 <= -0.5 and y0 <= -0.5 and x1 >= n - 0.5 and y1 >= n - 0.5 and x1 - x0 < 1.25 * n
+
+    check(6)
+    st.step()
+    qtbot.waitUntil(lambda: not st.busy and len(st.history.tokens) == 7, timeout=20000)
+    check(7)
+    st.back()
+    qtbot.waitUntil(lambda: not st.busy and len(st.history.tokens) == 6, timeout=20000)
+    check(6)
+
+
 def test_mlp_view_projects_the_neuron_through_the_unembedding(win):
     st, view = win.state, win.detail.views["MLP"]
     st.select_block(1)

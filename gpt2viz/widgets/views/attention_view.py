@@ -71,6 +71,7 @@ class AttentionView(LazyView):
         lay.addWidget(self.caption)
         lay.addWidget(split, 1)
         self._first = 0
+        self._shape: tuple | None = None  # the maps' shape their ranges were set for (see refresh)
         self._big = np.zeros((0, 0))
         self.cells: list[HoverImage] = []
         self.summary: AttentionSummary | None = None
@@ -112,6 +113,7 @@ class AttentionView(LazyView):
     def _build_grid(self, n_head: int) -> None:
         self.grid.clear()
         self.cells = []
+        self._shape = None
         self.head_labels = []
         cols = math.ceil(math.sqrt(n_head))
         for hd in range(n_head):
@@ -137,6 +139,16 @@ class AttentionView(LazyView):
             self._build_grid(sm.n_head)
         pos, L, head = sm.position, sm.layer, sm.head
         self._first = sm.first
+        shape = sm.matrices.shape[1:]
+        if shape != self._shape:
+            # The maps' ranges are set when their shape changes, as auto-ranging would set them: left to
+            # auto-range, every map's view measured its children before each paint of a short text, where the
+            # shape changes at every Step and Back (~8 % of the GUI thread's time on atlas, py-spy on a 2-core EPYC).
+            self._shape = shape
+            rows, cols = shape
+            for img in self.cells:
+                img.getViewBox().setRange(xRange=(0, cols), yRange=(0, rows))
+            self.big.setRange(xRange=(-0.5, cols - 0.5), yRange=(-0.5, rows - 0.5))
         for hd, (m, img) in enumerate(zip(sm.matrices, self.cells)):
             img.set_rgba(to_rgba(m, *sm.levels[hd]))
             img.setToolTip(self.tr("head {head} · entropy at position {pos}: {entropy:.2f} nats · click to enlarge").format(
