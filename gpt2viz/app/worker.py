@@ -53,9 +53,9 @@ def _prefetch(h: History) -> None:
 
 @dataclass(frozen=True)
 class Shown:
-    """What the views show, which a new run of the text must bring: the selected ``position`` (None: the newest)
-    and, when an attention view is on screen, its ``layer`` and the kinds of rows it reads ("pattern",
-    "attn_scores") for the newest ``MAX_SIDE`` positions."""
+    """What the views show, which a new run of the text must bring: the selected ``position`` (None: the newest, or
+    an earlier one whose lens the views hold already) and, when an attention view is on screen, its ``layer`` and
+    the kinds of rows it reads ("pattern", "attn_scores") for the newest ``MAX_SIDE`` positions."""
 
     position: int | None = None
     layer: int | None = None

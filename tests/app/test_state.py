@@ -214,3 +214,30 @@ def test_the_ghost_under_interventions_is_the_run_without_them_after_steps_and_b
     state.back()
     qtbot.waitUntil(lambda: not state.busy and len(state.history.tokens) == 6, timeout=20000)
     check()
+
+
+def test_an_ablation_put_on_again_does_not_bring_a_lens_the_session_holds(qtbot, state, monkeypatch):
+    """With an earlier token selected, an ablation and its removal each bring that position's lens with their run
+    (the session holds neither); putting the ablation on and off again asks for none, and the views read the
+    lens that came the first time."""
+    from gpt2viz.core.interventions import HeadAblation
+
+    state.run_prompt("The capital of France is")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    state.select_position(2)
+    s = state.session("A")
+    sent = []
+    shown = state._shown
+    monkeypatch.setattr(state, "_shown", lambda sid, interventions=None: sent.append(shown(sid, interventions))
+                        or sent[-1])
+    ablation = (HeadAblation(1, 0),)
+    held = {}
+    for interventions in (ablation, (), ablation, ()):
+        state.set_interventions(interventions)
+        qtbot.waitUntil(lambda iv=interventions: not state.busy and state.history.current.interventions == iv,
+                        timeout=20000)
+        assert s.holds_lens(2, interventions)
+        held.setdefault(interventions, s.lens(2))
+        assert s.lens(2) is held[interventions]
+    assert [x.position for x in sent] == [2, 2, None, None]
+    assert not np.array_equal(held[ablation], held[()])  # the ablation changes the lens there

@@ -368,6 +368,14 @@ class Session:
             return self._derived[key]
         return self._remember(self._derived, key, make(), limit)
 
+    def holds_lens(self, position: int, interventions) -> bool:
+        """Whether this session holds ``position``'s whole lens and its tops under ``interventions`` (the text's
+        tokens as they are): a run under them need not bring them."""
+        if self.history is None:
+            return False
+        key = (self.history.tokens[: position + 1], tuple(interventions))
+        return key in self._lens_cache and key in self._tops_cache
+
     def lens(self, position: int) -> np.ndarray:
         """Logit lens [n_layer + 1, V] at ``position`` (the newest one usually comes from the worker)."""
         key = self._lens_key(position)
