@@ -93,6 +93,20 @@ def test_mlp_view_projects_the_neuron_through_the_unembedding(win):
     assert "Neuron 5" in view.neuron_info.text() and f"promotes: {best} " in view.neuron_info.text()
 
 
+def test_mlp_view_gives_the_neurons_text_the_room_beside_its_table(win):
+    """The table is as wide as its three columns; the neuron's and the whole MLP's tokens get the rest (they were
+    squeezed into ~80 px beside an empty half of the table)."""
+    from PySide6.QtWidgets import QApplication
+
+    view = win.detail.views["MLP"]
+    win.detail.setCurrentWidget(view)
+    QApplication.processEvents()
+    table, info = view.table.parentWidget().sizes()  # the splitter below the plot
+    header = view.table.horizontalHeader()
+    assert info > table >= sum(header.sectionSizeHint(i) for i in range(3))
+    assert view.neuron_info.width() >= 300
+
+
 def test_lens_view_last_row_is_the_models_output(win):
     st, view = win.state, win.detail.views["Logit lens"]
     win.detail.setCurrentWidget(view)

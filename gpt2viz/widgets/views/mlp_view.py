@@ -13,6 +13,9 @@ from gpt2viz.core.viewmodels.mlp import ACTIVE, MlpSummary, mlp_summary
 from gpt2viz.widgets.views.common import LazyView, layer_box, note, symbol_style, sync_layer_box, themed_plot
 
 
+TABLE_WIDTH = 320  # px of the neuron table at first: its three columns; the text beside it takes the rest
+
+
 class MlpView(LazyView):
     """All d_mlp activations; top neurons by activation × ‖value‖; a neuron's value vector read as tokens."""
 
@@ -42,6 +45,12 @@ class MlpView(LazyView):
         il.addWidget(self.whole)
         il.addStretch(1)
         lower.addWidget(info)
+        # The table's three columns need ~300 px; the rest is for the neuron's and the whole MLP's tokens, which
+        # were squeezed into ~80 px beside an empty half of the table (seen in a window grab, both languages).
+        self.table.horizontalHeader().setStretchLastSection(True)
+        lower.setStretchFactor(0, 0)
+        lower.setStretchFactor(1, 1)
+        lower.setSizes([TABLE_WIDTH, 2 * TABLE_WIDTH])
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.acts, 2)
