@@ -15,7 +15,7 @@ from onnx import numpy_helper
 
 from gpt2viz.core.engine.device import open_session
 from gpt2viz.core.graph.cuts import lens_graph
-from gpt2viz.core.graph.onnx_file import WeightFiles, quiet_options, read_skeleton, session_options_for
+from gpt2viz.core.graph.onnx_file import WeightFiles, quiet_options, read_skeleton, row_lengths, session_options_for
 from gpt2viz.core.numeric import lens_top, token_probabilities
 
 
@@ -116,7 +116,7 @@ class Weights:
             if isinstance(entry, str):
                 norms = self._files.row_norms(entry)
             else:
-                norms = np.sqrt(np.einsum("ij,ij->i", entry, entry, dtype=np.float64)).astype(np.float32)
+                norms = row_lengths(entry)
             norms.flags.writeable = False
             self._norms[name] = norms
         return norms

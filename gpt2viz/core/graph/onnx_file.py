@@ -171,6 +171,13 @@ def read_skeleton(path: str | Path) -> tuple[onnx.ModelProto, dict[str, Stored]]
     return model, stored
 
 
+def row_lengths(a: np.ndarray) -> np.ndarray:
+    """[rows] Euclidean lengths of the first-axis rows of ``a``, summed in float64 without a temporary of squares,
+    as float32 (what :meth:`WeightFiles.row_norms` gives for a stored initializer)."""
+    flat = a.reshape(len(a), -1)
+    return np.sqrt(np.einsum("ij,ij->i", flat, flat, dtype=np.float64)).astype(np.float32)
+
+
 class WeightFiles:
     """Stored initializers read into numpy arrays on first use, from the files as they were scanned.
 
@@ -236,10 +243,9 @@ class WeightFiles:
         """
         with self._lock:
             kept = self._arrays.get(name)
-        s = self.stored[name]
         if kept is not None:
-            return np.sqrt(np.einsum("ij,ij->i", kept.reshape(s.shape[0], -1), kept.reshape(s.shape[0], -1),
-                                     dtype=np.float64)).astype(np.float32)
+            return row_lengths(kept)
+        s = self.stored[name]
         width = int(np.prod(s.shape[1:], dtype=np.int64))
         step = max(1, NORM_CHUNK_BYTES // (width * np.dtype(s.dtype).itemsize))
         buf = np.empty((min(step, s.shape[0]), width), dtype=s.dtype)

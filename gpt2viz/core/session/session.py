@@ -373,7 +373,7 @@ class Session:
         tokens as they are): a run under them need not bring them."""
         if self.history is None:
             return False
-        key = (self.history.tokens[: position + 1], tuple(interventions))
+        key = self._lens_key(position, tuple(interventions))
         return key in self._lens_cache and key in self._tops_cache
 
     def lens(self, position: int) -> np.ndarray:
@@ -432,9 +432,10 @@ class Session:
         self._path_cache.move_to_end(key)
         return self._path_cache[key]
 
-    def _lens_key(self, position: int) -> tuple:
-        # causal: the lens at a position depends on the tokens up to it and the interventions in force
-        return self.history.tokens[: position + 1], self.history.current.interventions
+    def _lens_key(self, position: int, interventions: tuple | None = None) -> tuple:
+        # causal: the lens at a position depends on the tokens up to it and the interventions (default: in force)
+        ivs = self.history.current.interventions if interventions is None else interventions
+        return self.history.tokens[: position + 1], ivs
 
     def _fill_lens(self, position: int, full: bool, window: bool = True) -> None:
         """The lens tops at ``position`` and, in the same onnxruntime call, every newest position lacking them;
