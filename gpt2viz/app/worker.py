@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
 from gpt2viz.core.analysis.lens import residual_stack_at
 from gpt2viz.core.engine import model as runtime
@@ -258,7 +258,23 @@ class InferenceWorker(QObject):
             weights.embedding_norms  # open the lens session here, not on the GUI thread
             self.gens[session], self.weights[session] = Generator(model), weights
             self.sigModelLoaded.emit(req, session, (model, weights))
+            self._prepare_later(model)
         self._guard(req, session, go)
+
+    def _prepare_later(self, model: Model) -> None:
+        """Prepare ``model``'s attention sub-graphs (:meth:`Model.prepare_ondemand`) on this thread, one per turn of
+        its event loop, while the model is open: a block click then opens its layer's without onnxruntime's
+        optimizer. Requests queued meanwhile go first; each turn is ~30 ms on a GPT-2-small-sized model."""
+        def turn():
+            if getattr(self, "_all", False) or all(g.model is not model for g in self.gens.values()):
+                return
+            try:
+                done = model.prepare_ondemand(limit=1)
+            except Exception:  # noqa: BLE001 - a sub-graph left unprepared still opens as it is
+                return
+            if not done:
+                QTimer.singleShot(0, turn)
+        QTimer.singleShot(0, turn)
 
     @Slot(int, str, str)
     def share_model(self, req: int, session: str, source: str) -> None:

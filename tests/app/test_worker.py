@@ -205,3 +205,16 @@ def test_a_new_text_without_interventions_lets_the_old_baseline_go(exported):
     assert all(a is b for a, b in zip(got[-1].baseline[2].frames, got[-2].history.frames, strict=True))
     w.load_model(8, "A", str(exported["l3h4e32"]))
     assert "A" not in w._base
+
+
+def test_the_worker_prepares_the_attention_sub_graphs_of_the_open_model_when_idle(qtbot, exported):
+    """One sub-graph a turn of the worker's event loop, after the requests queued; a model replaced meanwhile
+    is left alone."""
+    w, got = _worker(exported["l2h2e16"])
+    first = w.gens["A"].model
+    w.load_model(2, "A", str(exported["l3h4e32"]))
+    model = w.gens["A"].model
+    assert not model._prepared  # nothing before the loop turns
+    qtbot.waitUntil(lambda: len(model._prepared) == 3, timeout=10000)
+    assert sorted(model._prepared) == [(L, "attn") for L in range(3)]
+    assert not first._prepared

@@ -170,6 +170,20 @@ def test_many_rows_of_one_layer_come_from_its_sub_graph(exported, short_threshol
     assert float(np.abs(np.stack(post) - full["post", 1][3:9]).max()) <= 1e-6
 
 
+def test_only_a_sub_graph_run_over_large_tensors_trims_the_heap(exported, short_threshold, monkeypatch):
+    """Small runs leave their temporaries to malloc, which the next run reuses (trimming them made the next run
+    fault their pages in again); runs whose [H, P, K] tensors reach TRIM_FROM_BYTES give them back."""
+    model = Model(exported["l3h4e32"])
+    trims = []
+    monkeypatch.setattr(ondemand, "trim_heap", lambda: trims.append(1))
+    trace, _ = model.run(_ids(model, 30))
+    trace.ondemand.rows("blocks.1.attn.hook_pattern", trace, 10, 30)  # 4 heads x 20 x 30 floats: 9.6 KB
+    assert trims == []
+    monkeypatch.setattr(ondemand, "TRIM_FROM_BYTES", 4 * 20 * 30 * 4)
+    trace.ondemand.rows("blocks.2.attn.hook_pattern", trace, 10, 30)
+    assert trims == [1]
+
+
 def test_keys_and_values_are_the_cache(exported, short_threshold):
     """k and v of a long prefill are its KV cache transposed, bit for bit; after a step they are read
     from the step's longer cache (the prefill's is not held twice) and stay the same."""
