@@ -81,7 +81,8 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
     # GPT-2-small-sized). The window pays that in its first rounds, and so must the model's own time.
     # Each round's token click selects an earlier position and its block click a layer, whose attention the
     # Attention tab then shows (the window's cycles, in gui_ms): an intervention's run brings what they show,
-    # in the window and here alike.
+    # in the window and here alike. Taking the ablation off brings no lens of the selected position: the pipeline
+    # made its lens tops under no interventions at the token click, and no lens grid is on screen (AppState._shown).
     n = len(got[-1].history.tokens)
     n_layer, n_head = w.gens["A"].model.config.n_layer, w.gens["A"].model.config.n_head
     for rnd in range(repeat + 1):
@@ -91,7 +92,8 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
         for name, fn in (("Step", lambda: w.step(next(req), "A", s, None, (), True)),
                          ("Back", lambda: w.back(next(req), "A")),
                          ("ablation chip added", lambda: w.intervene(next(req), "A", (iv,), selected)),
-                         ("ablation chip removed", lambda: w.intervene(next(req), "A", (), selected))):
+                         ("ablation chip removed",
+                          lambda: w.intervene(next(req), "A", (), Shown(None, selected.layer, selected.attention)))):
             # Each of the window's actions comes after QUIET s in which the app was idle (Bench.settle), and so
             # does each here. Called back to back, the model's calls found the machine warm from the last one:
             # on atlas an ablation's run took 3.8-4.2 ms p50 (p95 4.1-4.5) that way and 4.4-5.6 (p95 6.6-7.2)

@@ -241,3 +241,33 @@ def test_an_ablation_put_on_again_does_not_bring_a_lens_the_session_holds(qtbot,
         assert s.lens(2) is held[interventions]
     assert [x.position for x in sent] == [2, 2, None, None]
     assert not np.array_equal(held[ablation], held[()])  # the ablation changes the lens there
+
+
+@pytest.mark.parametrize("grid_shown", [False, True])
+def test_an_ablation_taken_off_asks_for_no_lens_the_views_do_not_read(qtbot, state, monkeypatch, grid_shown):
+    """The pipeline reads the selected position's lens tops, made when it was selected: taking an ablation off
+    there brings no lens unless a lens grid is on screen (its target path reads the whole lens), and the views
+    then read the tops and the output made before the ablation."""
+    from gpt2viz.core.interventions import HeadAblation
+
+    state.run_prompt("The capital of France is")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    grid = object()
+    state.lens_grid_shown(grid, grid_shown)
+    state.select_position(2)
+    s = state.session("A")
+    tops, final = s.lens_tops(2, window=False), s.output_logits(2)  # as the pipeline reads them at a token click
+    sent = []
+    shown = state._shown
+    monkeypatch.setattr(state, "_shown", lambda sid, interventions=None: sent.append(shown(sid, interventions))
+                        or sent[-1])
+    for interventions in ((HeadAblation(1, 0),), ()):
+        state.set_interventions(interventions)
+        qtbot.waitUntil(lambda iv=interventions: not state.busy and state.history.current.interventions == iv,
+                        timeout=20000)
+    assert [x.position for x in sent] == [2, 2 if grid_shown else None]
+    if not grid_shown:  # nothing made again
+        assert s.lens_tops(2, window=False) is tops and s.output_logits(2) is final
+    for a, b in zip(s.lens_tops(2, window=False), tops):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(s.lens(2)[-1], final, rtol=1e-5, atol=1e-5)  # the whole lens, made here if not brought

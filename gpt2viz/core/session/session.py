@@ -368,13 +368,13 @@ class Session:
             return self._derived[key]
         return self._remember(self._derived, key, make(), limit)
 
-    def holds_lens(self, position: int, interventions) -> bool:
-        """Whether this session holds ``position``'s whole lens and its tops under ``interventions`` (the text's
-        tokens as they are): a run under them need not bring them."""
+    def holds_lens(self, position: int, interventions, whole: bool = True) -> bool:
+        """Whether this session holds ``position``'s lens tops and, when ``whole``, its whole lens under
+        ``interventions`` (the text's tokens as they are): a run under them need not bring them."""
         if self.history is None:
             return False
         key = self._lens_key(position, tuple(interventions))
-        return key in self._lens_cache and key in self._tops_cache
+        return key in self._tops_cache and (not whole or key in self._lens_cache)
 
     def lens(self, position: int) -> np.ndarray:
         """Logit lens [n_layer + 1, V] at ``position`` (the newest one usually comes from the worker)."""
