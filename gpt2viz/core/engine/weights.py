@@ -96,12 +96,11 @@ class Weights:
 
     def W_out(self, layer: int) -> np.ndarray:
         """MLP output weights [M, E] of a block: row n is what neuron n writes into the residual."""
-        return self.get(f"transformer.h.{layer}.mlp.c_proj.weight")
+        return self.get(_w_out(layer))
 
     def W_out_row(self, layer: int, neuron: int) -> np.ndarray:
         """[E] what one neuron of a block writes into the residual per unit of activation (its row alone is read)."""
-        name = f"transformer.h.{layer}.mlp.c_proj.weight"
-        entry = self._table[name]
+        entry = self._table[_w_out(layer)]
         if not isinstance(entry, str):  # a small model: parsed with the graph
             return entry[int(neuron)]
         return self._files.rows(entry, range(int(neuron), int(neuron) + 1))[0]
@@ -109,7 +108,7 @@ class Weights:
     def W_out_norms(self, layer: int) -> np.ndarray:
         """[M] lengths of a block's MLP output rows, ``‖W_out[n]‖``, made once per block and kept (12 KB on GPT-2
         small): the MLP view ranks its neurons by them at every show."""
-        name = f"transformer.h.{layer}.mlp.c_proj.weight"
+        name = _w_out(layer)
         norms = self._norms.get(name)
         if norms is None:
             entry = self._table[name]
@@ -213,3 +212,7 @@ def _lens_feed(x: np.ndarray, normalize: bool = True, target=None) -> dict[str, 
     t = np.zeros(len(x), np.int64) if target is None else np.broadcast_to(np.asarray(target, np.int64), (len(x),))
     return {"resid": x, "normalize": np.array(normalize), "target": np.ascontiguousarray(t)}
 
+
+def _w_out(layer: int) -> str:
+    """The initializer name of block ``layer``'s MLP output weight [M, E] (transformers' Conv1D ``c_proj``)."""
+    return f"transformer.h.{layer}.mlp.c_proj.weight"
