@@ -206,6 +206,39 @@ def test_token_strip_follows_steps_back_and_partial_characters(qtbot, window):
     qtbot.waitUntil(lambda: len(window.tokens.chips) == 2, timeout=5000)
 
 
+def test_token_strip_checks_the_selected_chip_and_dashes_the_subject_through_clicks_steps_and_back(qtbot, window):
+    """Only the chips whose state changes are set again (the one checked before and now, subject positions that
+    came or went): a Shift+click, which Qt lets check its chip, a click on the selected chip, which Qt lets
+    uncheck it, and a subject chip dropped by Back and made again by a Step still end with the selected chip alone
+    checked and the subject's chips alone dashed."""
+    st, strip = window.state, window.tokens
+
+    def drawn():
+        return ([i for i, c in enumerate(strip.chips) if c.isChecked()],
+                [i for i, c in enumerate(strip.chips) if c.property("subject")])
+
+    n = len(st.history.tokens)
+    qtbot.mouseClick(strip.chips[1], Qt.LeftButton)
+    assert drawn() == ([1], [])
+    qtbot.mouseClick(strip.chips[1], Qt.LeftButton)  # the selected chip again: Qt unchecks it, the strip does not
+    assert drawn() == ([1], [])
+    qtbot.mouseClick(strip.chips[2], Qt.LeftButton, Qt.ShiftModifier)  # a subject token, not a selection
+    assert st.session("A").subject == (2,) and drawn() == ([1], [2])
+    st.step(token=7)
+    wait_idle(qtbot, st)
+    st.set_subject((2, n), "A")  # the new token is a subject token too
+    assert drawn() == ([1], [2, n])
+    st.back()
+    qtbot.waitUntil(lambda: len(strip.chips) == n, timeout=5000)
+    assert drawn() == ([1], [2])
+    st.step(token=7)  # the chip of position n is new: it shows the subject it is part of
+    wait_idle(qtbot, st)
+    qtbot.waitUntil(lambda: len(strip.chips) == n + 1, timeout=5000)
+    assert drawn() == ([1], [2, n])
+    st.select_position(None)  # follow the newest token
+    assert drawn() == ([n], [2, n])
+
+
 def test_token_strip_completes_a_character_split_across_steps_after_a_long_prompt(qtbot, window):
     """The strip describes only its tail after a step: a character whose bytes arrive in two steps, after more
     tokens than that tail, still shows whole on both chips, as describing the whole text shows it."""

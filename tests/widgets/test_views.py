@@ -307,6 +307,23 @@ def test_heatmap_colours_are_viridis_steps_and_masked_cells_grey():
     assert to_rgba(np.full((2, 2), 3.0), 3.0, 3.0).tolist() == [[list(lut[0])] * 2] * 2  # a flat map: no division by 0
 
 
+def test_a_stack_of_maps_is_coloured_as_each_map_alone():
+    """Levels shaped [H, 1, 1] colour each map of an [H, Q, K] stack with its own range, byte for byte as one
+    call a map does (scores: each head its min..max; a flat head included)."""
+    from gpt2viz.widgets.views.common import to_rgba
+
+    rng = np.random.default_rng(0)
+    maps = rng.normal(size=(4, 5, 6)).astype(np.float32) * np.arange(1, 5, dtype=np.float32)[:, None, None]
+    maps[:, np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] = np.nan
+    maps[3] = np.where(np.isnan(maps[3]), np.nan, 2.0)
+    levels = [(float(np.nanmin(m)), float(np.nanmax(m))) for m in maps]
+    lo, hi = (np.array(v, np.float32).reshape(-1, 1, 1) for v in zip(*levels))
+    stacked = to_rgba(maps, lo, hi)
+    for m, lv, got in zip(maps, levels, stacked):
+        assert got.tolist() == to_rgba(m, *lv).tolist()
+    assert len({tuple(c) for c in stacked[3].reshape(-1, 4)}) == 2  # the flat head: one colour and the grey
+
+
 def test_a_heatmap_image_shows_its_colours_byte_for_byte(qtbot):
     """The colours a map is given are the pixels drawn: pyqtgraph's own levels (from each image's extremes) shifted
     every colour of a map without pure black."""

@@ -149,14 +149,18 @@ class AttentionView(LazyView):
             for img in self.cells:
                 img.getViewBox().setRange(xRange=(0, cols), yRange=(0, rows))
             self.big.setRange(xRange=(-0.5, cols - 0.5), yRange=(-0.5, rows - 0.5))
-        for hd, (m, img) in enumerate(zip(sm.matrices, self.cells)):
-            img.set_rgba(to_rgba(m, *sm.levels[hd]))
-            img.setToolTip(self.tr("head {head} · entropy at position {pos}: {entropy:.2f} nats · click to enlarge").format(
-                head=hd, pos=pos, entropy=sm.entropies[hd]))
+        lo, hi = (np.array(v, np.float32).reshape(-1, 1, 1) for v in zip(*sm.levels))
+        rgba = to_rgba(sm.matrices, lo, hi)  # every head in one pass; the large map is its head's colours
+        for hd, img in enumerate(self.cells):
+            img.set_rgba(rgba[hd])
+            tip = self.tr("head {head} · entropy at position {pos}: {entropy:.2f} nats · click to enlarge").format(
+                head=hd, pos=pos, entropy=sm.entropies[hd])
+            if tip != img.toolTip():  # unchanged by a Step or Back with an earlier position selected (causal)
+                img.setToolTip(tip)
             self.head_labels[hd].setText(("▶ " if hd == head else "") + self.tr("head {head} · {entropy:.2f} nats").format(
                 head=hd, entropy=sm.entropies[hd]))
         self._big = sm.matrices[head]
-        self.big_img.set_rgba(to_rgba(self._big, *sm.levels[head]))
+        self.big_img.set_rgba(rgba[head])
         self.big_img.setRect(-0.5, -0.5, self._big.shape[1], self._big.shape[0])  # cells centred on ticks
         if self._ticks_key != sm.tokens:  # tick labels cost text layout: only when the tokens change
             self._ticks_key = sm.tokens

