@@ -258,22 +258,29 @@ class InferenceWorker(QObject):
             weights.embedding_norms  # open the lens session here, not on the GUI thread
             self.gens[session], self.weights[session] = Generator(model), weights
             self.sigModelLoaded.emit(req, session, (model, weights))
-            self._prepare_later(model)
+            self._prepare_later(model, weights)
         self._guard(req, session, go)
 
-    def _prepare_later(self, model: Model) -> None:
-        """Prepare ``model``'s attention sub-graphs (:meth:`Model.prepare_ondemand`) on this thread, one per turn of
-        its event loop, while the model is open: a block click then opens its layer's without onnxruntime's
-        optimizer. Requests queued meanwhile go first; each turn is ~30 ms on a GPT-2-small-sized model."""
+    def _prepare_later(self, model: Model, weights: Weights) -> None:
+        """Prepare what views of ``model`` read on the GUI thread, on this thread, one piece per turn of its event
+        loop, while the model is open: its attention sub-graphs (:meth:`Model.prepare_ondemand`, ~30 ms each on a
+        GPT-2-small-sized model), so that a block click opens its layer's without onnxruntime's optimizer; then
+        each block's MLP output norms (:meth:`Weights.W_out_norms`, ~4 ms each there), so that the MLP tab's first
+        show on a block reads none of its 9.4 MB matrix. Requests queued meanwhile go first."""
+        layers = iter(range(model.config.n_layer))
+
         def turn():
             if getattr(self, "_all", False) or all(g.model is not model for g in self.gens.values()):
                 return
             try:
-                done = model.prepare_ondemand(limit=1)
-            except Exception:  # noqa: BLE001 - a sub-graph left unprepared still opens as it is
+                if model.prepare_ondemand(limit=1):  # every sub-graph prepared: one block's norms a turn
+                    layer = next(layers, None)
+                    if layer is None:
+                        return
+                    weights.W_out_norms(layer)
+            except Exception:  # noqa: BLE001 - what is left unprepared is made when first read, as it was
                 return
-            if not done:
-                QTimer.singleShot(0, turn)
+            QTimer.singleShot(0, turn)
         QTimer.singleShot(0, turn)
 
     @Slot(int, str, str)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from gpt2viz.app.worker import InferenceWorker, Shown
 from gpt2viz.core.engine import ondemand
 from gpt2viz.core.interventions import HeadAblation
@@ -208,13 +210,16 @@ def test_a_new_text_without_interventions_lets_the_old_baseline_go(exported):
 
 
 def test_the_worker_prepares_the_attention_sub_graphs_of_the_open_model_when_idle(qtbot, exported):
-    """One sub-graph a turn of the worker's event loop, after the requests queued; a model replaced meanwhile
-    is left alone."""
-    w, got = _worker(exported["l2h2e16"])
-    first = w.gens["A"].model
+    """One sub-graph a turn of the worker's event loop, after the requests queued, then each block's MLP output
+    norms (the MLP view's ranking), equal to the rows' lengths; a model replaced meanwhile is left alone."""
+    w, _ = _worker(exported["l2h2e16"])
+    first, first_weights = w.gens["A"].model, w.weights["A"]
     w.load_model(2, "A", str(exported["l3h4e32"]))
-    model = w.gens["A"].model
-    assert not model._prepared  # nothing before the loop turns
-    qtbot.waitUntil(lambda: len(model._prepared) == 3, timeout=10000)
+    model, weights = w.gens["A"].model, w.weights["A"]
+    assert not model._prepared and not weights._norms  # nothing before the loop turns
+    qtbot.waitUntil(lambda: len(weights._norms) == 3, timeout=10000)
     assert sorted(model._prepared) == [(L, "attn") for L in range(3)]
-    assert not first._prepared
+    for L in range(3):
+        W = weights.W_out(L).astype(np.float64)
+        np.testing.assert_allclose(weights.W_out_norms(L), np.sqrt((W * W).sum(1)), rtol=1e-6)
+    assert not first._prepared and not first_weights._norms

@@ -201,3 +201,17 @@ def test_lens_top_is_the_float64_softmax(exported):
     p64 = softmax(lens)
     assert top.tolist() == p64.argmax(1).tolist()
     np.testing.assert_allclose(prob, p64.max(1), rtol=1e-6)
+
+
+def test_both_ends_of_a_row_of_logits_come_from_one_partition_as_a_full_sort_gives_them():
+    """The top and bottom k of one row, in order, as argsort gives them; also when both ends together are more than
+    the row (a small vocabulary), where one partition for both cannot be made."""
+    from gpt2viz.core.analysis.lens import _promoted
+
+    rng = np.random.default_rng(3)
+    for n, k in ((50257, 10), (50257, 8), (21, 10), (21, 11), (5, 5)):
+        row = rng.normal(size=n).astype(np.float32)
+        up, down = _promoted(row, k)
+        assert [i for i, _ in up] == list(np.argsort(-row)[:k])
+        assert [i for i, _ in down] == list(np.argsort(row)[:k])
+        assert [v for _, v in up] == [float(row[i]) for i in np.argsort(-row)[:k]]
