@@ -142,3 +142,15 @@ def test_json_object_and_target_parsing(exported):
     assert _rel(sum(c["value"] for c in js["components"]) + js["ln_bias_term"], js["logit"]) <= 1e-4
     assert len(js["by_source"]) == 3 * 4 * 5 and js["by_source"][3]["source_token"] == " France"
     assert [t["layer"] for t in js["top_neurons"]] == [0, 1, 2]
+
+
+def test_a_float32_matrix_times_a_float64_vector_a_block_of_rows_at_a_time_is_the_whole_cast_bit_for_bit():
+    """W_O @ d through a small float64 buffer: the same floats as casting the matrix whole, for row counts that are a
+    multiple of the block, are not, and are under it."""
+    from gpt2viz.core.analysis.attribution import WIDE_ROWS, _times_f64
+
+    rng = np.random.default_rng(1)
+    for rows, cols in ((12 * 64, 768), (WIDE_ROWS * 3 + 5, 33), (WIDE_ROWS, 5), (3, 7)):
+        M = rng.normal(size=(rows, cols)).astype(np.float32)
+        v = rng.normal(size=cols)
+        np.testing.assert_array_equal(_times_f64(M, v, np.empty((WIDE_ROWS, cols))), M.astype(np.float64) @ v)
