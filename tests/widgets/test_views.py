@@ -317,7 +317,7 @@ def test_a_stack_of_maps_is_coloured_as_each_map_alone():
     maps[:, np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] = np.nan
     maps[3] = np.where(np.isnan(maps[3]), np.nan, 2.0)
     levels = [(float(np.nanmin(m)), float(np.nanmax(m))) for m in maps]
-    lo, hi = (np.array(v, np.float32).reshape(-1, 1, 1) for v in zip(*levels))
+    lo, hi = (np.array(v).reshape(-1, 1, 1) for v in zip(*levels))
     stacked = to_rgba(maps, lo, hi)
     for m, lv, got in zip(maps, levels, stacked):
         assert got.tolist() == to_rgba(m, *lv).tolist()

@@ -149,7 +149,7 @@ class AttentionView(LazyView):
             for img in self.cells:
                 img.getViewBox().setRange(xRange=(0, cols), yRange=(0, rows))
             self.big.setRange(xRange=(-0.5, cols - 0.5), yRange=(-0.5, rows - 0.5))
-        lo, hi = (np.array(v, np.float32).reshape(-1, 1, 1) for v in zip(*sm.levels))
+        lo, hi = (np.array(v).reshape(-1, 1, 1) for v in zip(*sm.levels))
         rgba = to_rgba(sm.matrices, lo, hi)  # every head in one pass; the large map is its head's colours
         for hd, img in enumerate(self.cells):
             img.set_rgba(rgba[hd])
