@@ -19,6 +19,7 @@ from gpt2viz.core.generation.sampling import top_k_text
 from gpt2viz.core.viewmodels.chart import N_BARS, ChartSummary, chart_summary
 from gpt2viz.widgets.language import Retranslating
 from gpt2viz.widgets.views.common import SteadyLabel, repaint_whole, set_ticks
+from gpt2viz.widgets.views.kept_axis import kept_axes
 
 REACH_SLACK = 1.2  # how much further than it must the probability axis may reach before it is fitted again
 
@@ -56,7 +57,7 @@ class ProbabilityChart(Retranslating, QWidget):
         self.session = state.session(session)
         self.summary: ChartSummary | None = None  # what is drawn
         pal = self.palette()
-        self.plot = repaint_whole(pg.PlotWidget(background=pal.color(QPalette.Base)))
+        self.plot = repaint_whole(pg.PlotWidget(background=pal.color(QPalette.Base), axisItems=kept_axes()))
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(False, False)
         self.plot.hideButtons()

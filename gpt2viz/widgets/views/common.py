@@ -12,6 +12,7 @@ from PySide6.QtGui import QFontMetrics, QPalette
 from PySide6.QtWidgets import QGraphicsView, QLabel, QSizePolicy, QSpinBox, QWidget
 
 from gpt2viz.app.sessions import SessionId
+from gpt2viz.widgets.views.kept_axis import kept_axes
 
 _CMAP = pg.colormap.get("viridis")
 MASKED_RGBA = (110, 110, 110, 255)
@@ -124,8 +125,10 @@ def set_title(plot, title: str, **opts) -> None:
 
 
 def themed_plot(widget: QWidget, **kw) -> pg.PlotWidget:
-    """A PlotWidget in the window's palette (light or dark), no context menu, repainted whole."""
+    """A PlotWidget in the window's palette (light or dark), no context menu, repainted whole, its axes
+    :class:`~gpt2viz.widgets.views.kept_axis.KeptAxis`."""
     pal = widget.palette()
+    kw.setdefault("axisItems", kept_axes())
     p = repaint_whole(pg.PlotWidget(background=pal.color(QPalette.Base), **kw))
     p.setMenuEnabled(False)
     for ax in ("left", "bottom"):
