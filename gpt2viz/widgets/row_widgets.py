@@ -14,6 +14,12 @@ def add_now(row: QBoxLayout, w: QWidget) -> None:
     widget posts to itself (its polish request, then an update) are handled here too: handled after the frame,
     they painted the widget in one more (~3 ms of a step at 200 tokens, bench/bench_latency.py)."""
     row.addWidget(w)
+    show_now(w)
+
+
+def show_now(w: QWidget) -> None:
+    """Show ``w``, a widget just put into a shown row, and handle the events it posts to itself (see
+    :func:`add_now`)."""
     w.show()
     QCoreApplication.sendPostedEvents(w)
 

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLayout, QScrollArea, QToolBu
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.widgets.language import Retranslating
-from gpt2viz.widgets.row_widgets import add_now, drop_now
+from gpt2viz.widgets.row_widgets import drop_now, show_now
 
 # Prompt tokens on the palette's button colour; generated tokens tinted so they stand apart.
 CHIP_CSS = """
@@ -20,6 +20,8 @@ QToolButton:checked { border: 2px solid palette(highlight); background: palette(
 
 
 TAIL_CONTEXT = 8  # tokens described again after a step: the last 3 chips and the bytes before them
+CHIP_PX = 60  # a typical chip's width with its spacing (a word of a few letters in the chips' monospace font)
+SPARE_CHIPS = 6  # room the row may keep after its last chip, in typical chips (see TokenStrip._fit)
 
 
 class TokenStrip(Retranslating, QScrollArea):
@@ -39,10 +41,9 @@ class TokenStrip(Retranslating, QScrollArea):
         self._row = QHBoxLayout(self._inner)
         self._row.setContentsMargins(4, 2, 4, 2)
         self._row.setSpacing(3)
-        # The row is exactly as wide as its chips (no stretch after them), resized before they are placed.
-        # Stretched to the view instead (a resizable widget), a new chip was first squeezed into the old width,
-        # so every chip moved left and back: two placements of every chip per step (~3 ms at 200 tokens).
-        self._row.setSizeConstraint(QLayout.SetFixedSize)
+        # The row's width is set by _fit (the layout leaves it alone), always before its chips are placed: a
+        # new chip squeezed into the old width moved every chip left and back (~3 ms at 200 tokens).
+        self._row.setSizeConstraint(QLayout.SetNoConstraint)
         self.setWidget(self._inner)
         self._inner.setStyleSheet(CHIP_CSS)
         self.chips: list[QToolButton] = []
@@ -83,8 +84,7 @@ class TokenStrip(Retranslating, QScrollArea):
             # most 4 bytes), so only those chips can change, and 8 tokens of context describe them whole.
             first = max(0, len(old) - TAIL_CONTEXT)
             infos = dict(enumerate(self.session.model.tokenizer.describe(list(new[first:])), start=first))
-            for pos in range(len(old), len(new)):
-                self._add(self._chip(pos, infos[pos], pos >= h.prompt_len))
+            self._append([self._chip(pos, infos[pos], pos >= h.prompt_len) for pos in range(len(old), len(new))])
             for pos in range(max(0, len(old) - 3), len(old)):  # a partial character may now be complete
                 text = infos[pos].display.replace("&", "&&")
                 if self.chips[pos].text() != text:
@@ -97,9 +97,24 @@ class TokenStrip(Retranslating, QScrollArea):
         else:
             self._rebuild()
             return
+        self._fit()  # a chip dropped, or one whose character is now complete (a new text, a new width)
         self._tokens = new
         self._mark()
         self._to_end()
+
+    def _fit(self, extra: int = 0, height: int = 0) -> None:
+        """Make the row as wide as its shown chips and ``extra`` pixels more, plus room for a few chips, unless
+        its width already lies between; as high as its shown chips, and at least ``height``.
+
+        The strip shows the row's right end. When the row's width changes, every chip in view moves and Qt paints
+        the whole view again (~1.5 ms at 200 tokens on a 2-core EPYC, and its scroll bar ~0.7); a Step that adds
+        a chip into room the row already has, or a Back that leaves room, moves nothing."""
+        need = self._row.sizeHint()  # of the shown chips: the layout leaves out those not shown yet
+        width, height, spare = need.width() + extra, max(need.height(), height), SPARE_CHIPS * CHIP_PX
+        if not width <= self._inner.width() <= width + spare:
+            self._inner.resize(width + spare // 2, height)
+        elif self._inner.height() != height:
+            self._inner.resize(self._inner.width(), height)
 
     def _to_end(self) -> None:
         self._follow = True
@@ -119,10 +134,22 @@ class TokenStrip(Retranslating, QScrollArea):
         b.clicked.connect(lambda _=False, p=pos: self._on_chip(p))
         return b
 
-    def _add(self, chip: QToolButton) -> None:
-        """Put ``chip`` at the end of the row, shown at once (see :func:`add_now`)."""
-        add_now(self._row, chip)
-        self.chips.append(chip)
+    def _append(self, chips: list[QToolButton]) -> None:
+        """Put ``chips`` after the last chip (before the row's stretch), the row made wide enough for them first
+        (:meth:`_fit`), then shown at once (see :func:`show_now`). Showing a chip places the row's chips: in
+        the old width, every chip was squeezed and then moved back."""
+        extra = height = 0
+        for chip in chips:
+            self._row.insertWidget(self._row.count() - 1, chip)
+            chip.ensurePolished()  # the style sheet's padding and borders are part of its size
+            hint = chip.sizeHint()
+            extra += hint.width() + self._row.spacing()
+            height = max(height, hint.height())
+        m = self._row.contentsMargins()
+        self._fit(extra, height + m.top() + m.bottom())
+        for chip in chips:
+            show_now(chip)
+        self.chips.extend(chips)
 
     def _on_chip(self, pos: int) -> None:
         from PySide6.QtWidgets import QApplication
@@ -148,14 +175,19 @@ class TokenStrip(Retranslating, QScrollArea):
         self._prompt_len = h.prompt_len if h is not None else -1
         if h is None or self.session.model is None:
             self._row.addWidget(QLabel(self.tr("Type a prompt and press Run (Ctrl+Enter).")))
+            self._row.addStretch(1)
+            self._inner.resize(0, 0)
+            self._fit()
             return
         tok = self.session.model.tokenizer
         infos = tok.describe(list(h.tokens))
         self._offset = max(0, len(infos) - self.MAX_CHIPS)
         if self._offset:
             self._row.addWidget(QLabel(self.tr("… {n} earlier").format(n=self._offset)))
-        for pos, info in enumerate(infos[self._offset:], start=self._offset):
-            self._add(self._chip(pos, info, pos >= h.prompt_len))
+        self._row.addStretch(1)  # the chips go before it: they keep their widths in a row with room to spare
+        self._inner.resize(0, 0)
+        self._append([self._chip(pos, info, pos >= h.prompt_len)
+                      for pos, info in enumerate(infos[self._offset:], start=self._offset)])
         self._mark()
         self._to_end()
 

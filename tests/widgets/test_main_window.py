@@ -290,6 +290,49 @@ def test_a_step_places_only_its_new_chip_in_a_strip_wider_than_the_window(qtbot,
     qtbot.waitUntil(lambda: bar.value() == bar.maximum() > 0, timeout=2000)
 
 
+def test_steps_and_backs_within_the_rows_room_move_no_chip(qtbot, window):
+    """The strip's row keeps room for a few chips after its last one: a Step that fits into it and a Back move no
+    chip and leave the row's size (so its scroll bar) as it was. Whatever the steps do, the newest chip stays in
+    view at the right and the room after it stays within SPARE_CHIPS typical chips."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from gpt2viz.widgets.token_strip import CHIP_PX, SPARE_CHIPS
+
+    st, strip = window.state, window.tokens
+    bar = strip.horizontalScrollBar()
+    window.prompt.setText(" ".join(["word"] * 40))
+    window.run_prompt()
+    wait_idle(qtbot, st)
+    events = []
+
+    class Watch(QObject):
+        def eventFilter(self, obj, e):
+            if e.type() in (QEvent.Move, QEvent.Resize):
+                events.append(obj)
+            return False
+
+    watcher = Watch()
+    strip._inner.installEventFilter(watcher)
+    still = 0
+    for action in [st.step] * 8 + [st.back] * 8 + [st.step, st.back] * 3:
+        width = strip._inner.width()
+        old = list(strip.chips)
+        for chip in old:
+            chip.installEventFilter(watcher)
+        events.clear()
+        action()
+        wait_idle(qtbot, st)
+        qtbot.wait(20)
+        if strip._inner.width() == width:
+            still += 1
+            assert not [e for e in events if e is strip._inner or e in old[:-1]]  # nothing before the tail moved
+        last = strip.chips[-1]
+        assert 0 <= last.x() + last.width() - bar.value() <= strip.viewport().width()  # the newest chip in view
+        assert bar.value() == bar.maximum()
+        assert 0 <= strip._inner.width() - strip._row.sizeHint().width() <= SPARE_CHIPS * CHIP_PX
+    assert still >= 14  # most of the 22 fit: the row's size changed only every few steps
+
+
 def test_keyboard_focus_starts_in_the_prompt_box(qtbot, window):
     """A newcomer's first keystrokes type a prompt: the model's first run keeps the focus there."""
     assert window.focusWidget() is window.prompt
