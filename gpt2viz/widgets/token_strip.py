@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLayout, QScrollArea, QToolBu
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.widgets.language import Retranslating
-from gpt2viz.widgets.row_widgets import drop_now, show_now
+from gpt2viz.widgets.row_widgets import add_now, drop_now, show_now
 
 # Prompt tokens on the palette's button colour; generated tokens tinted so they stand apart.
 CHIP_CSS = """
@@ -173,19 +173,18 @@ class TokenStrip(Retranslating, QScrollArea):
         h = self.session.history
         self._tokens = h.tokens if h is not None else ()
         self._prompt_len = h.prompt_len if h is not None else -1
+        self._inner.resize(0, 0)
         if h is None or self.session.model is None:
-            self._row.addWidget(QLabel(self.tr("Type a prompt and press Run (Ctrl+Enter).")))
+            add_now(self._row, QLabel(self.tr("Type a prompt and press Run (Ctrl+Enter).")))  # shown: measured
             self._row.addStretch(1)
-            self._inner.resize(0, 0)
             self._fit()
             return
         tok = self.session.model.tokenizer
         infos = tok.describe(list(h.tokens))
         self._offset = max(0, len(infos) - self.MAX_CHIPS)
         if self._offset:
-            self._row.addWidget(QLabel(self.tr("… {n} earlier").format(n=self._offset)))
+            add_now(self._row, QLabel(self.tr("… {n} earlier").format(n=self._offset)))
         self._row.addStretch(1)  # the chips go before it: they keep their widths in a row with room to spare
-        self._inner.resize(0, 0)
         self._append([self._chip(pos, info, pos >= h.prompt_len)
                       for pos, info in enumerate(infos[self._offset:], start=self._offset)])
         self._mark()

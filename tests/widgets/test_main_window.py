@@ -333,6 +333,23 @@ def test_steps_and_backs_within_the_rows_room_move_no_chip(qtbot, window):
     assert still >= 14  # most of the 22 fit: the row's size changed only every few steps
 
 
+def test_a_strip_with_more_tokens_than_chips_fits_its_label_and_chips(qtbot, window):
+    """Past MAX_CHIPS the row starts with "… n earlier": the row is made wide enough for it and every chip, each
+    chip at its full width after the one before."""
+    st, strip = window.state, window.tokens
+    strip.MAX_CHIPS = 10
+    window.prompt.setText(" ".join(["word"] * 40))
+    window.run_prompt()
+    wait_idle(qtbot, st)
+    qtbot.wait(20)
+    label = strip._row.itemAt(0).widget()
+    assert strip._offset == 30 and "30" in label.text() and label.isVisible()
+    assert label.width() >= label.sizeHint().width()
+    edges = [label.geometry().right()] + [c.geometry().right() for c in strip.chips]
+    assert all(c.x() > edge and c.width() == c.sizeHint().width() for c, edge in zip(strip.chips, edges))
+    assert edges[-1] < strip._inner.width()
+
+
 def test_keyboard_focus_starts_in_the_prompt_box(qtbot, window):
     """A newcomer's first keystrokes type a prompt: the model's first run keeps the focus there."""
     assert window.focusWidget() is window.prompt
@@ -392,6 +409,46 @@ def test_a_step_is_painted_in_few_frames(qtbot, stepped_window, action):
         qtbot.wait(200)
         assert 1 <= len(frames) <= 2, len(frames)
     win.removeEventFilter(counter)
+
+
+def test_a_tab_switch_is_painted_in_fewer_frames(qtbot, stepped_window):
+    """The page a tab switch shows asks to be painted through posted UpdateLater events; handled after the frame,
+    they painted the whole page once more in a frame of its own."""
+    import time
+
+    from PySide6.QtCore import QEvent, QObject
+
+    from gpt2viz.widgets.views.attention_view import AttentionView
+
+    win = stepped_window("l3h4e32")
+    bar = win.detail.tabBar()
+    att = next(i for i in range(bar.count()) if isinstance(win.detail.widget(i), AttentionView))
+    frames = []
+
+    class Count(QObject):
+        def eventFilter(self, obj, e):
+            if obj is win and e.type() == QEvent.UpdateRequest:
+                frames.append(time.perf_counter())
+            return False
+
+    def settled():  # no frame for 0.3 s: what the tab before it shows is drawn (a view may wait for the worker)
+        since = time.perf_counter()
+        qtbot.waitUntil(lambda: time.perf_counter() - max(frames[-1:] + [since]) > 0.3, timeout=10000)
+
+    counter = Count()
+    win.installEventFilter(counter)
+    counts = []
+    for _ in range(4):
+        qtbot.mouseClick(bar, Qt.LeftButton, pos=bar.tabRect(att - 1).center())
+        settled()
+        frames.clear()
+        qtbot.mouseClick(bar, Qt.LeftButton, pos=bar.tabRect(att).center())
+        settled()
+        counts.append(len(frames))
+    win.removeEventFilter(counter)
+    # the first show builds the page; after it at most one more frame than the switch's own (1 in the bench's
+    # window at 200 tokens, 2 in this small one, 3 before)
+    assert all(n <= 2 for n in counts[1:]), counts
 
 
 def test_a_new_chip_has_handled_its_own_events_when_the_history_is_drawn(qtbot, stepped_window):
