@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
@@ -261,8 +262,6 @@ def test_a_step_places_only_its_new_chip_in_a_strip_wider_than_the_window(qtbot,
     """The chips already shown stay put when a step adds one to a strip that scrolls: in a row stretched to the view,
     the new chip was first squeezed into the old width and every chip moved left and back. The new chip is shown
     with the step's frame (not from a queued call after it), after the last one, and the strip scrolls to it."""
-    from PySide6.QtCore import QEvent, QObject
-
     st, strip = window.state, window.tokens
     window.prompt.setText(" ".join(["word"] * 40))
     window.run_prompt()
@@ -294,8 +293,6 @@ def test_steps_and_backs_within_the_rows_room_move_no_chip(qtbot, window):
     """The strip's row keeps room for a few chips after its last one: a Step that fits into it and a Back move no
     chip and leave the row's size (so its scroll bar) as it was. Whatever the steps do, the newest chip stays in
     view at the right and the room after it stays within SPARE_CHIPS typical chips."""
-    from PySide6.QtCore import QEvent, QObject
-
     from gpt2viz.widgets.token_strip import CHIP_PX, SPARE_CHIPS
 
     st, strip = window.state, window.tokens
@@ -374,28 +371,30 @@ def test_the_widgets_never_see_the_command_line():
         assert "argparse" not in text and "Namespace" not in text, path
 
 
+class FrameCount(QObject):
+    """Installed on a window: the times at which it painted a frame (its UpdateRequest events)."""
+
+    def __init__(self, win):
+        super().__init__()
+        self.win, self.frames = win, []
+        win.installEventFilter(self)
+
+    def eventFilter(self, obj, e):  # noqa: N802 - Qt's name
+        if obj is self.win and e.type() == QEvent.UpdateRequest:
+            self.frames.append(time.perf_counter())
+        return False
+
+
 @pytest.mark.parametrize("action", ["step", "back"])
 def test_a_step_is_painted_in_few_frames(qtbot, stepped_window, action):
     """Layouts and plot items are settled before a frame is painted: a step drew the window six times before
     (each level of layouts and each plot's queued scene update after its own frame), the request's frame included;
     then three (a "running…" frame, and the new token's chip shown by a queued call after the main frame). A Back
     drew one more frame when its dropped chip was deleted after the main one."""
-    import time
-
-    from PySide6.QtCore import QEvent, QObject
-
     win = stepped_window("l3h4e32")
     st = win.state
-    frames = []
-
-    class Count(QObject):
-        def eventFilter(self, obj, e):
-            if obj is win and e.type() == QEvent.UpdateRequest:
-                frames.append(time.perf_counter())
-            return False
-
-    counter = Count()
-    win.installEventFilter(counter)
+    counter = FrameCount(win)
+    frames = counter.frames
     for _ in range(3):
         if action == "back":  # a token to take back
             st.step()
@@ -414,29 +413,18 @@ def test_a_step_is_painted_in_few_frames(qtbot, stepped_window, action):
 def test_a_tab_switch_is_painted_in_fewer_frames(qtbot, stepped_window):
     """The page a tab switch shows asks to be painted through posted UpdateLater events; handled after the frame,
     they painted the whole page once more in a frame of its own."""
-    import time
-
-    from PySide6.QtCore import QEvent, QObject
-
     from gpt2viz.widgets.views.attention_view import AttentionView
 
     win = stepped_window("l3h4e32")
     bar = win.detail.tabBar()
     att = next(i for i in range(bar.count()) if isinstance(win.detail.widget(i), AttentionView))
-    frames = []
-
-    class Count(QObject):
-        def eventFilter(self, obj, e):
-            if obj is win and e.type() == QEvent.UpdateRequest:
-                frames.append(time.perf_counter())
-            return False
+    counter = FrameCount(win)
+    frames = counter.frames
 
     def settled():  # no frame for 0.3 s: what the tab before it shows is drawn (a view may wait for the worker)
         since = time.perf_counter()
         qtbot.waitUntil(lambda: time.perf_counter() - max(frames[-1:] + [since]) > 0.3, timeout=10000)
 
-    counter = Count()
-    win.installEventFilter(counter)
     counts = []
     for _ in range(4):
         qtbot.mouseClick(bar, Qt.LeftButton, pos=bar.tabRect(att - 1).center())
@@ -454,7 +442,6 @@ def test_a_tab_switch_is_painted_in_fewer_frames(qtbot, stepped_window):
 def test_a_new_chip_has_handled_its_own_events_when_the_history_is_drawn(qtbot, stepped_window):
     """A new chip's polish request and the update it posts are handled with the step, not from the event loop after
     the step's frame (where they painted the chip in a frame of its own)."""
-    from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QApplication, QToolButton
 
     win = stepped_window("l3h4e32")
