@@ -56,24 +56,20 @@ class KeptAxis(pg.AxisItem):
 
     def paint(self, p, opt, widget):
         """Play the kept picture of these ticks if there is one, else draw them and keep the picture."""
-        if self.picture is None:
-            key = self._picture_key()
-            kept = self._kept.get(key) if key is not None else None
-            if kept is not None:
-                self._kept.move_to_end(key)
-                picture, size = kept
-                if size is not None:  # as generateDrawSpecs does; it clears the picture, set after it as there
-                    self._updateMaxTextSize(size)
-                self.picture = picture
-            else:
-                self._text_size = None
-                super().paint(p, opt, widget)
-                if key is not None and self.picture is not None:
-                    self._kept[key] = (self.picture, self._text_size)
-                    while len(self._kept) > KEEP:
-                        self._kept.popitem(last=False)
-                return
-        super().paint(p, opt, widget)
+        key = self._picture_key() if self.picture is None else None
+        kept = self._kept.get(key) if key is not None else None
+        if kept is not None:
+            self._kept.move_to_end(key)
+            picture, size = kept
+            if size is not None:  # as generateDrawSpecs does; it clears the picture, set after it as there
+                self._updateMaxTextSize(size)
+            self.picture = picture
+        self._text_size = None
+        super().paint(p, opt, widget)  # plays self.picture, made first if there is none
+        if key is not None and kept is None and self.picture is not None:
+            self._kept[key] = (self.picture, self._text_size)
+            while len(self._kept) > KEEP:
+                self._kept.popitem(last=False)
 
 
 def kept_axes() -> dict[str, KeptAxis]:
