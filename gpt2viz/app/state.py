@@ -12,7 +12,7 @@ which emits the signal: a view cannot miss a change.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal
 
 from gpt2viz.app.jobs import (
     Job,
@@ -35,6 +35,12 @@ from gpt2viz.app.worker import InferenceWorker, Result, Shown
 from gpt2viz.core.session.session import Session, Stage
 
 A, B = SessionId.A, SessionId.B
+
+# No request for this long after a result (the user reading), the worker computes the attention maps a block click
+# would read (InferenceWorker.prefetch_attention). A request stops that work within a few ms, but not at once (a
+# sub-graph's open, the node running); sooner, it ran beside the next action: after 200 or 500 ms, an ablation
+# taken off a few hundred ms after one was put on waited for it (bench_latency at 200 tokens: p95 +3 to +10 ms).
+PREFETCH_AFTER_MS = 1000
 
 
 class AppState(QObject):
@@ -71,6 +77,7 @@ class AppState(QObject):
     _toBack = Signal(int, str)
     _toReset = Signal(int, str)
     _toIntervene = Signal(int, str, object, object)
+    _toPrefetch = Signal(str, int, object)
 
     def __init__(self, settings: Settings | None = None, parent=None, device: str = "cpu"):
         super().__init__(parent)
@@ -88,6 +95,12 @@ class AppState(QObject):
         self._grids_shown: dict[str, set[int]] = {}  # session -> ids of its lens grids on screen (lens_grid_shown)
         # session -> {id of an attention view on screen: "pattern" / "attn_scores"} (attention_shown)
         self._attention_shown: dict[str, dict[int, str]] = {}
+        # The worker's work ahead (_prefetch), asked for once no request has gone out for PREFETCH_AFTER_MS after a
+        # result: a timer here, so that nothing runs on the worker while the window paints that result.
+        self._prefetch_timer = QTimer(self)
+        self._prefetch_timer.setSingleShot(True)
+        self._prefetch_timer.timeout.connect(self._prefetch)
+        self._prefetch_sid = A
 
         # The parts' signals, under the names the views have always used.
         reg = self.sessions
@@ -103,7 +116,8 @@ class AppState(QObject):
         for signal, slot in ((self._toLoad, self.worker.load_model), (self._toShare, self.worker.share_model),
                              (self._toStart, self.worker.start), (self._toStep, self.worker.step),
                              (self._toBack, self.worker.back), (self._toReset, self.worker.reset),
-                             (self._toIntervene, self.worker.intervene)):
+                             (self._toIntervene, self.worker.intervene),
+                             (self._toPrefetch, self.worker.prefetch_attention)):
             signal.connect(slot)
         self.worker.sigModelLoaded.connect(self._on_model)
         self.worker.sigResult.connect(self._on_result)
@@ -153,6 +167,8 @@ class AppState(QObject):
     # ---- requests -------------------------------------------------------------------------------
     def _send(self, session: SessionId, barrier: bool = False) -> int:
         self.jobs_runner.cancel()  # a new request to the model stops a long analysis at its next graph call
+        self._prefetch_timer.stop()  # and the worker's work ahead (prefetch_attention), at once
+        self.worker.interrupt_background()
         req = self.requests.send(session, barrier)
         if not self.player.playing:  # while playing, the frames stay throttled (a few a second)
             self.sigSending.emit()
@@ -488,6 +504,19 @@ class AppState(QObject):
                  result.selected)
         if session_id(session) is A:
             self.player.after_result()
+        self._prefetch_sid = session_id(session)
+        self._prefetch_timer.start(PREFETCH_AFTER_MS)
+
+    def _prefetch(self) -> None:
+        """Let the worker compute the attention maps a block click would read of the newest result's text (see
+        :meth:`InferenceWorker.prefetch_attention`): the kinds a shown attention view reads, else its patterns.
+        Not while playing or while requests are pending."""
+        sid = self._prefetch_sid
+        s = self.sessions.get(sid)
+        if self.player.playing or self.requests.pending or s is None or s.history is None:
+            return
+        kinds = tuple(sorted(set(self._attention_shown.get(sid.value, {}).values()))) or ("pattern",)
+        self._toPrefetch.emit(sid.value, s.selection.layer, kinds)
 
     def _on_failed(self, req: int, session: str, message: str) -> None:
         self.requests.answered()
@@ -546,6 +575,7 @@ class AppState(QObject):
         """Stop the worker thread; waits for a model call in progress to end (never kills it)."""
         self.pause()
         self.cancel_jobs()
+        self._prefetch_timer.stop()
         self.worker.supersede_all()  # skip whatever is still queued
         self._thread.quit()
         self._thread.wait()

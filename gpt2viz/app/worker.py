@@ -20,6 +20,7 @@ from gpt2viz.core.analysis.lens import residual_stack_at
 from gpt2viz.core.engine import model as runtime
 from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.engine.model import Model
+from gpt2viz.core.engine.ondemand import BackgroundRun
 from gpt2viz.core.engine.weights import Weights
 from gpt2viz.core.generation.baseline import Baseline
 from gpt2viz.core.generation.stepper import Generator, History
@@ -131,11 +132,23 @@ class InferenceWorker(QObject):
         self._lock = threading.Lock()
         # (model, tokens, interventions) -> (lens or None, lens tops) of the newest states emitted, any session
         self._lens_memo: OrderedDict[tuple, tuple] = OrderedDict()
+        # Requests and jobs sent or begun: background work (prefetch_attention) ends at a newer one, and its running
+        # sub-graph at once (interrupt_background, from the GUI thread as a request is sent).
+        self._asked = 0
+        self._background: BackgroundRun | None = None
 
     def supersede(self, session: str, req: int) -> None:
         """Skip every queued request of ``session`` older than ``req``. Thread-safe: call from any thread."""
         with self._lock:
             self._barrier[session] = max(req, self._barrier.get(session, 0))
+
+    def interrupt_background(self) -> None:
+        """End the background work (:meth:`prefetch_attention`) now, its running sub-graph within a few ms; callable
+        from any thread: the state calls it as it sends a request, which then waits for no work done ahead."""
+        with self._lock:
+            self._asked += 1
+            if self._background is not None:
+                self._background.stop()
 
     def supersede_job(self, job: str, req: int) -> None:
         """Cancel every request of job channel ``job`` older than ``req``. Thread-safe."""
@@ -147,6 +160,7 @@ class InferenceWorker(QObject):
         with self._lock:
             self._barrier = {k: 1 << 62 for k in (*self._barrier, *self.gens)}
             self._all = True
+        self.interrupt_background()
 
     def _stale(self, session: str, req: int) -> bool:
         with self._lock:
@@ -232,6 +246,7 @@ class InferenceWorker(QObject):
         return result
 
     def _guard(self, req: int, session: str, fn) -> None:
+        self.interrupt_background()
         if self._stale(session, req):
             self.sigSkipped.emit(req, session)
             return
@@ -286,6 +301,8 @@ class InferenceWorker(QObject):
     @Slot(int, str, str)
     def share_model(self, req: int, session: str, source: str) -> None:
         """Give ``session`` the model already open in ``source`` (no second load; its own generation)."""
+        self.interrupt_background()
+
         def go():
             src = self._gen(source)
             self._drop_baseline(session)
@@ -384,6 +401,7 @@ class InferenceWorker(QObject):
         def progress(done: int, total: int) -> None:
             self.sigJobProgress.emit(req, job, int(done), int(total))
 
+        self.interrupt_background()
         if cancel():
             self.sigJob.emit(req, job, None)
             return
@@ -395,6 +413,48 @@ class InferenceWorker(QObject):
             self.sigJobFailed.emit(req, job, str(e) or type(e).__name__)
             return
         self.sigJob.emit(req, job, out)
+
+    @Slot(str, int, object)
+    def prefetch_attention(self, session: str, layer: int, kinds) -> None:
+        """Compute the ``kinds`` rows ("pattern", "attn_scores") of every layer's attention map of ``session``'s
+        newest state, as a block click reads them, nearest ``layer`` first: one layer a turn of this thread's event
+        loop, ending at the next request or job (:meth:`interrupt_background`), or when the run's store of
+        on-demand hooks is full (a long text's; a short one holds every hook already). The state asks once the
+        user has sent no request for a while (``state.PREFETCH_AFTER_MS``).
+
+        A block click at 200 tokens of a GPT-2-small-sized model otherwise opened the layer's sub-graph and ran it
+        on the GUI thread (~20 ms of ~50, bench/bench_latency.py). The rows stay valid while the text grows (a
+        map's rows then start later), so a text is prefetched about once."""
+        from gpt2viz.core.viewmodels.attention import MAX_SIDE
+
+        self.interrupt_background()
+        asked, gen = self._asked, self.gens.get(session)
+        if gen is None or not gen.frames:
+            return
+        n_layer = gen.model.config.n_layer
+        order = sorted(range(n_layer), key=lambda L: (abs(L - layer), L))
+        todo = iter([(L, k) for L in order for k in kinds])
+
+        def turn():
+            item = next(todo, None)
+            if item is None or self.gens.get(session) is not gen or not gen.frames:
+                return
+            h, run = gen.history(), BackgroundRun()
+            with self._lock:
+                if self._asked != asked:
+                    return
+                self._background = run
+            n = len(h.tokens)
+            try:
+                if not h.prefetch_rows((item[1], item[0]), max(0, n - MAX_SIDE), n, run):
+                    return  # the store is full: a view's own reads keep their room
+            except Exception:  # noqa: BLE001 - stopped, or failed: a view computes what it reads, as before
+                return
+            finally:
+                with self._lock:
+                    self._background = None
+            QTimer.singleShot(0, turn)
+        turn()
 
     def _rewind(self, req: int, session: str, method: str) -> None:
         """Back or Reset: restore stored frames (no model call); nothing to undo is a skip."""

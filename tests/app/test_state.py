@@ -271,3 +271,42 @@ def test_an_ablation_taken_off_asks_for_no_lens_the_views_do_not_read(qtbot, sta
     for a, b in zip(s.lens_tops(2, window=False), tops):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(s.lens(2)[-1], final, rtol=1e-5, atol=1e-5)  # the whole lens, made here if not brought
+
+
+def test_an_idle_app_has_the_attention_maps_of_every_layer_ready_for_a_block_click(qtbot, tmp_path, monkeypatch,
+                                                                                   exported):
+    """PREFETCH_AFTER_MS after a result with no request since, every layer's attention map of a long text is
+    computed on the worker (the kinds a shown attention view reads): a block click's map runs no sub-graph on the
+    GUI thread. Nothing is asked for while playing."""
+    from gpt2viz.app import state as state_module
+    from gpt2viz.core.engine import ondemand
+
+    monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 4)
+    monkeypatch.setattr(state_module, "PREFETCH_AFTER_MS", 300)
+    st = AppState(Settings(str(tmp_path / "s.ini")))
+    try:
+        asked = []
+        st._toPrefetch.connect(lambda *a: asked.append(a))
+        st.load_model(str(exported["l3h4e32"]))
+        qtbot.waitUntil(lambda: st.model is not None and not st.busy, timeout=20000)
+        st.attention_shown(object(), "attn_scores")
+        st.run_prompt("The capital of France is Paris, the capital of Italy is Rome")
+        qtbot.waitUntil(lambda: not st.busy and st.history is not None, timeout=20000)
+        assert asked == []  # not while the window paints the result: PREFETCH_AFTER_MS later
+        qtbot.waitUntil(lambda: asked == [("A", 0, ("attn_scores",))], timeout=5000)
+        od = st.history.frames[0].trace.ondemand
+        names = {f"blocks.{L}.attn.hook_attn_scores" for L in range(3)}
+        qtbot.waitUntil(lambda: names <= {n for g in list(od._kept.values()) for n in g}, timeout=20000)
+        calls = []
+        made = ondemand.OnDemand._subgraph
+        monkeypatch.setattr(ondemand.OnDemand, "_subgraph", lambda *a, **k: calls.append(a[1:3]) or made(*a, **k))
+        st.select_block(2)
+        assert attention_summary(st.session(), "attn_scores").layer == 2 and calls == []
+        del asked[:]
+        st.play()
+        qtbot.waitUntil(lambda: len(st.history.tokens) >= 16, timeout=20000)
+        st.pause()
+        qtbot.waitUntil(lambda: not st.busy, timeout=20000)
+        assert len(asked) <= 1  # the answers that came while playing asked nothing; one may come after the pause
+    finally:
+        st.shutdown()

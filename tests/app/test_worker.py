@@ -223,3 +223,48 @@ def test_the_worker_prepares_the_attention_sub_graphs_of_the_open_model_when_idl
         W = weights.W_out(L).astype(np.float64)
         np.testing.assert_allclose(weights.W_out_norms(L), np.sqrt((W * W).sum(1)), rtol=1e-6)
     assert not first._prepared and not first_weights._norms
+
+
+def _attention_groups(h) -> set[tuple]:
+    """(layer, first, stop, hooks) of the attention rows a run's on-demand store holds."""
+    od = h.frames[0].trace.ondemand
+    return {(k[0], k[2], k[3], tuple(sorted(g))) for k, g in od._kept.items() if len(k) == 4}
+
+
+def test_an_idle_worker_computes_every_layers_attention_map_nearest_the_shown_layer_first(qtbot, monkeypatch,
+                                                                                          exported):
+    """Asked, the worker computes the rows a block click reads (the newest MAX_SIDE positions) of every layer, one a
+    turn of its event loop, nearest the shown layer first: a block click then runs no sub-graph. A request that
+    comes before the loop turns stops it."""
+    from gpt2viz.core.viewmodels.attention import MAX_SIDE
+
+    monkeypatch.setattr(ondemand, "ONDEMAND_FROM", 4)
+    w, got = _worker(exported["l4h2e24"])
+    text = "The capital of France is Paris, the capital of Italy is Rome and the capital of Spain is Madrid"
+    w.start(2, "A", text, ())
+    h = got[-1].history
+    n = len(h.tokens)
+    first = max(0, n - MAX_SIDE)
+    assert _attention_groups(h) == set()
+    w.prefetch_attention("A", 2, ("pattern",))  # the nearest layer at once, the others a turn each
+    assert {g[0] for g in _attention_groups(h)} == {2}
+    w.start(3, "A", text + " and", ())  # a request before the loop turns: no other layer is computed
+    qtbot.wait(100)
+    assert {g[0] for g in _attention_groups(h)} == {2} and _attention_groups(got[-1].history) == set()
+
+    w.start(4, "A", text, ())
+    h = got[-1].history
+    order = []
+    prefetch = ondemand.OnDemand.prefetch
+    monkeypatch.setattr(ondemand.OnDemand, "prefetch",
+                        lambda self, name, *a: order.append(name) or prefetch(self, name, *a))
+    w.prefetch_attention("A", 2, ("pattern",))
+    qtbot.waitUntil(lambda: len(order) == 4, timeout=10000)
+    assert order == [f"blocks.{L}.attn.hook_pattern" for L in (2, 1, 3, 0)]
+    assert _attention_groups(h) == {(L, first, n, ("blocks.%d.attn.hook_pattern" % L,)) for L in range(4)}
+    calls = []
+    made = ondemand.OnDemand._subgraph
+    monkeypatch.setattr(ondemand.OnDemand, "_subgraph", lambda *a, **k: calls.append(a[1:3]) or made(*a, **k))
+    for L in range(4):
+        h.hook_rows(("pattern", L), first, n)
+    assert calls == []

@@ -225,26 +225,33 @@ class Model:
             self._iv_session = open_session(self._iv_blob, self._opts, self.device)
         return self._iv_session
 
-    def ondemand_session(self, layer: int, family: str):
-        """The session of block ``layer``'s ``"attn"`` or ``"mlp"`` sub-graph and the hooks it reads."""
+    def ondemand_session(self, layer: int, family: str, keep: bool = True):
+        """The session of block ``layer``'s ``"attn"`` or ``"mlp"`` sub-graph and the hooks it reads.
+
+        ``keep`` False: a session opened for one run in the background (:meth:`OnDemand.prefetch`), on one thread
+        and not kept, so that it neither takes a core from the GUI thread nor closes a kept session a view reads."""
         key = (layer, family)
+        if not keep:  # a kept one as it is, its place among the kept untouched
+            return self._ondemand_sessions.get(key) or self._open_ondemand(key, threads=1)
         if key not in self._ondemand_sessions:
-            self._check_files()
-            # the cut first: prepare_ondemand (another thread) lets it go only after it stores the prepared graph
-            blob, reads = self._cuts[key]
-            opts = self._ondemand_opts()
-            prepared = self._prepared.get(key)
-            if prepared is not None:
-                blob = prepared
-                opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-            sess = open_session(blob, opts, self.device)
-            self._ondemand_sessions[key] = (sess, reads)
+            self._ondemand_sessions[key] = self._open_ondemand(key)
             # An MLP sub-graph holds its block's two weight matrices (19 MB on GPT-2 small, 67 MB on
             # gpt2-large); opening one again takes ~30 ms, so only the newest few are kept.
             while len(self._ondemand_sessions) > ONDEMAND_SESSIONS:
                 self._ondemand_sessions.popitem(last=False)
         self._ondemand_sessions.move_to_end(key)
         return self._ondemand_sessions[key]
+
+    def _open_ondemand(self, key: tuple[int, str], threads: int | None = None):
+        self._check_files()
+        # the cut first: prepare_ondemand (another thread) lets it go only after it stores the prepared graph
+        blob, reads = self._cuts[key]
+        opts = self._ondemand_opts(threads)
+        prepared = self._prepared.get(key)
+        if prepared is not None:
+            blob = prepared
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        return open_session(blob, opts, self.device), reads
 
     def prepare_ondemand(self, limit: int | None = None) -> bool:
         """Run up to ``limit`` (None: all) of the sub-graphs of :data:`PREPARED_FAMILIES` not yet prepared through
@@ -263,11 +270,11 @@ class Model:
             self._cuts[key] = (None, reads)
         return limit is None or len(todo) <= limit
 
-    def _ondemand_opts(self) -> ort.SessionOptions:
+    def _ondemand_opts(self, threads: int | None = None) -> ort.SessionOptions:
         # No memory arena: a sub-graph runs rarely, on [H, P, P] tensors (~50 MB each at 1000 tokens on
         # GPT-2 small); an arena per layer would keep its peak for good (measured: 24 sessions, +6 GB).
 
-        opts = quiet_options(self._opts.intra_op_num_threads)
+        opts = quiet_options(threads or self._opts.intra_op_num_threads)
         opts.enable_cpu_mem_arena = False
         # Nor pre-packed weights: packing a block's matrices is a third of opening its attention sub-graph
         # (13 -> 10 ms on a GPT-2-small-sized model; an MLP's 6 -> 2.5 ms), which a block click waits for,

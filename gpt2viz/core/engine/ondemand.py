@@ -17,10 +17,12 @@ import threading
 from collections import OrderedDict
 
 import numpy as np
+import onnxruntime as ort
 
+from gpt2viz.core.engine.errors import Cancelled
 from gpt2viz.core.engine.memory import trim_heap
 from gpt2viz.core.graph.cuts import ONDEMAND_HOOKS, family
-from gpt2viz.core.hooks import BLOCK_HOOKS, block_hook
+from gpt2viz.core.hooks import BLOCK_HOOKS, block_hook, concrete_shape
 
 # Keys and values of a prefill are its KV cache, transposed ([1, H, P, D] there, [P, H, D] as hooks):
 # the same floats (tested bit for bit), so they are read from the cache, never computed again.
@@ -46,6 +48,20 @@ KEEP_BYTES = 32 << 20
 # (glibc keeps them otherwise). Smaller ones stay with malloc, which the next run reuses: trimming them made a
 # block click's rows at 200 tokens of GPT-2 small ~3 ms slower (their pages faulted in again at the next run).
 TRIM_FROM_BYTES = 4 << 20
+
+
+class BackgroundRun:
+    """The handle of a computation run in the background (:meth:`OnDemand.prefetch`): :meth:`stop`, from any thread,
+    ends its onnxruntime run at the next node (a few ms), so that a request never waits for work done ahead."""
+
+    def __init__(self):
+        self.run_options = ort.RunOptions()
+        self.stopped = False
+
+    def stop(self) -> None:
+        """End the run now, or before it begins: it raises :class:`Cancelled`."""
+        self.stopped = True
+        self.run_options.terminate = True
 
 
 def row_block(index: int, positions: int) -> tuple[int, int]:
@@ -143,6 +159,53 @@ class OnDemand:
             group = (0, self._range(layer, family(hook), trace, 0, self.positions))
         return group[1][name]
 
+    def prefetch(self, name: str, trace, first: int, stop: int, background: BackgroundRun | None = None) -> bool:
+        """Compute hook ``name`` at positions ``first .. stop-1`` before a view reads it, if it fits: True when it
+        is held now, False when it would not fit (nothing run or kept then). Attention hooks only.
+
+        For the worker while the app is idle (a block click then reads the layer's attention map, not the model:
+        its sub-graph's open and run were ~20 ms of the click at 200 tokens of GPT-2 small). It evicts nothing
+        and changes no other group's place: only that hook is kept, as the least recent group (the first to go),
+        and only while every kept group fits in KEEP_BYTES. The sub-graph runs in a session of its own on one
+        thread (:meth:`Model.ondemand_session`), so the GUI thread keeps a core and the kept sessions stay open,
+        and outside the store's lock, so a view's read meanwhile (a token click's row) waits for no such run;
+        ``background`` stops it (:class:`Cancelled`)."""
+        layer, hook = _split(name)
+        if hook in FROM_CACHE:
+            return True
+        if family(hook) != "attn":  # an MLP hook's sub-graph reads the attention's output, on demand itself
+            raise ValueError(f"only attention hooks are prefetched, not {name}")
+        size = 4 * int(np.prod(concrete_shape(dict(BLOCK_HOOKS)[hook], self.model.config, stop - first, stop)))
+        with self._lock:
+            if self._held(name, first, stop):
+                return True
+            if self.nbytes() + size > KEEP_BYTES:
+                return False
+        # the attention's sub-graph reads only the stored residual: nothing of the store
+        try:
+            a = self._subgraph(layer, "attn", trace, first, stop, keep_session=False,
+                               run_options=background and background.run_options)[name]
+        except Exception:
+            if background is not None and background.stopped:
+                raise Cancelled() from None
+            raise
+        with self._lock:
+            if self._held(name, first, stop):  # a view read them meanwhile
+                return True
+            if self.nbytes() + size > KEEP_BYTES:
+                return False
+            key = (layer, "attn", first, stop)
+            if key in self._kept:  # a prefetched group of another hook of these rows: this one joins it, in place
+                self._kept[key][name] = a
+            else:
+                self._kept[key] = {name: a}
+                self._kept.move_to_end(key, last=False)
+        return True
+
+    def _held(self, name: str, first: int, stop: int) -> bool:
+        """Whether a kept group holds hook ``name`` at positions first..stop-1 (its place unchanged)."""
+        return any(k[-2] <= first and stop <= k[-1] and name in g for k, g in self._kept.items())
+
     @_locked
     def nbytes(self) -> int:
         """Memory of the computed hooks kept."""
@@ -196,8 +259,9 @@ class OnDemand:
         """A family's hooks at positions first..stop-1 of one layer, from the layer's sub-graph (kept)."""
         return self._keep((layer, fam, first, stop), lambda: self._subgraph(layer, fam, trace, first, stop))[1]
 
-    def _subgraph(self, layer: int, fam: str, trace, first: int, stop: int) -> dict[str, np.ndarray]:
-        sess, reads = self.model.ondemand_session(layer, fam)
+    def _subgraph(self, layer: int, fam: str, trace, first: int, stop: int,
+                  keep_session: bool = True, run_options=None) -> dict[str, np.ndarray]:
+        sess, reads = self.model.ondemand_session(layer, fam, keep_session)
         feed = {}
         for i, r in zip(sess.get_inputs(), reads):
             # the MLP reads the residual after attention, itself on demand: the layer's attention first
@@ -223,7 +287,7 @@ class OnDemand:
             feed.update({k: v for k, v in ivs.items() if k in settable})
         outs = [o.name for o in sess.get_outputs()]
         group = {}
-        for o, arr in zip(outs, sess.run(outs, feed)):
+        for o, arr in zip(outs, sess.run(outs, feed, run_options)):
             a = arr[0]
             a.flags.writeable = False
             group[o] = a

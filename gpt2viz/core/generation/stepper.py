@@ -78,6 +78,15 @@ class History:
         """``[hook_at(name, p) for p in range(first, stop)]``, an on-demand hook's rows computed at once."""
         return hook_rows(self.frames, name, first, stop)
 
+    def prefetch_rows(self, name, first: int, stop: int, background=None) -> bool:
+        """Compute ahead the rows :meth:`hook_rows` would compute on demand, if they fit in the run's store
+        (:meth:`~gpt2viz.core.engine.ondemand.OnDemand.prefetch`, stopped by ``background``); False when they do
+        not. Attention hooks only."""
+        full, t = resolve(name), self.frames[0].trace
+        if t.ondemand is not None and full not in t.hooks and full in t.ondemand.names and first < t.positions:
+            return t.ondemand.prefetch(full, t, first, min(stop, t.positions), background)
+        return True
+
 
 class Generator:
     """Generation history over one model, stepping with the KV cache.

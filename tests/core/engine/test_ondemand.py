@@ -106,7 +106,7 @@ def _count_runs(monkeypatch):
     monkeypatch.setattr(ondemand.OnDemand, "_block",
                         lambda self, t, a, b: runs.append(("block", a, b)) or block(self, t, a, b))
     monkeypatch.setattr(ondemand.OnDemand, "_subgraph",
-                        lambda self, L, fam, t, a, b: runs.append((fam, L, a, b)) or sub(self, L, fam, t, a, b))
+                        lambda self, L, fam, t, a, b, **k: runs.append((fam, L, a, b)) or sub(self, L, fam, t, a, b, **k))
     return runs
 
 
@@ -168,6 +168,106 @@ def test_many_rows_of_one_layer_come_from_its_sub_graph(exported, short_threshol
     post = hist.hook_rows(("post", 1), 3, 9)  # the MLP reads the residual after attention, on demand too
     assert runs[1:3] == [("mlp", 1, 3, 9), ("attn", 1, 3, 9)]
     assert float(np.abs(np.stack(post) - full["post", 1][3:9]).max()) <= 1e-6
+
+
+def test_a_prefetch_keeps_one_hook_behind_the_views_own_groups(exported, short_threshold, monkeypatch):
+    """A prefetch runs the layer's sub-graph in a session of its own on one thread (the kept sessions stay as they
+    were), keeps only that hook, as the least recent group, evicting nothing; a view's read of those rows, and of
+    fewer rows after a step, then runs nothing, and the rows are the full graph's."""
+    model = Model(exported["l4h2e24"])
+    gen = Generator(model)
+    gen.start(_ids(model, 30, seed=5))
+    hist = gen.history()
+    hist.hook_rows(("pattern", 1), 10, 30)  # a view's own read: the layer's whole group, kept and its session open
+    before, sessions = list(hist.frames[0].trace.ondemand._kept), list(model._ondemand_sessions)
+    runs = _count_runs(monkeypatch)
+    opened = []
+    open_ondemand = model._open_ondemand
+    monkeypatch.setattr(model, "_open_ondemand", lambda key, threads=None: opened.append(
+        (key, threads)) or open_ondemand(key, threads))
+    assert hist.prefetch_rows(("pattern", 2), 10, 30)
+    assert hist.prefetch_rows(("pattern", 1), 12, 30)  # held already: no run
+    assert runs == [("attn", 2, 10, 30)] and opened == [((2, "attn"), 1)]
+    od = hist.frames[0].trace.ondemand
+    assert list(od._kept) == [(2, "attn", 10, 30), *before] and list(model._ondemand_sessions) == sessions
+    assert list(od._kept[2, "attn", 10, 30]) == ["blocks.2.attn.hook_pattern"]
+    gen.step(SamplingSettings(temperature=0))
+    hist = gen.history()
+    rows = hist.hook_rows(("pattern", 2), 11, 31)
+    assert runs == [("attn", 2, 10, 30)]
+    full, _ = model.run(list(hist.tokens), hooks=model.hook_names)
+    for p, r in zip(range(11, 31), rows):
+        assert float(np.abs(r - full["pattern", 2][:, p, : p + 1]).max()) <= 1e-5
+    hist.hook_rows(("attn_scores", 2), 11, 31)  # another hook of the layer: not prefetched, computed as before
+    assert runs[1:] == [("attn", 2, 11, 30)]
+
+
+def test_a_prefetch_that_does_not_fit_keeps_nothing(exported, short_threshold, monkeypatch):
+    """When the hook would take the store past KEEP_BYTES the prefetch says so, runs nothing and keeps nothing; MLP
+    hooks (whose sub-graph reads the attention's output, on demand itself) are not prefetched."""
+    model = Model(exported["l3h4e32"])
+    gen = Generator(model)
+    gen.start(_ids(model, 30))
+    hist = gen.history()
+    hist.hook_rows(("pattern", 0), 0, 30)
+    od = hist.frames[0].trace.ondemand
+    kept = dict(od._kept)
+    runs = _count_runs(monkeypatch)
+    monkeypatch.setattr(ondemand, "KEEP_BYTES", od.nbytes() + 4 * 4 * 30 * 30 - 1)  # a pattern is 4 x 30 x 30
+    assert not hist.prefetch_rows(("pattern", 1), 0, 30)
+    assert od._kept == kept and runs == []
+    monkeypatch.setattr(ondemand, "KEEP_BYTES", od.nbytes() + 4 * 4 * 30 * 30)
+    assert hist.prefetch_rows(("pattern", 1), 0, 30) and len(od._kept) == len(kept) + 1
+    assert runs == [("attn", 1, 0, 30)] and od.nbytes() == ondemand.KEEP_BYTES
+    with pytest.raises(ValueError, match="attention"):
+        hist.prefetch_rows(("post", 1), 0, 30)
+
+
+def test_a_stopped_prefetch_is_cancelled_and_keeps_nothing(exported, short_threshold):
+    """A background run stopped (from any thread: the GUI's, as a request goes out) ends its onnxruntime run and
+    keeps nothing; the same rows prefetched afterwards are the full graph's."""
+    model = Model(exported["l3h4e32"])
+    gen = Generator(model)
+    gen.start(_ids(model, 30))
+    hist = gen.history()
+    od = hist.frames[0].trace.ondemand
+    run = ondemand.BackgroundRun()
+    run.stop()
+    with pytest.raises(Cancelled):
+        hist.prefetch_rows(("pattern", 1), 0, 30, run)
+    assert od.nbytes() == 0
+    assert hist.prefetch_rows(("pattern", 1), 0, 30, ondemand.BackgroundRun())
+    full, _ = model.run(list(hist.tokens), hooks=model.hook_names)
+    rows = od.rows("blocks.1.attn.hook_pattern", hist.frames[0].trace, 0, 30)
+    assert max(float(np.abs(r - full["pattern", 1][:, p, : p + 1]).max()) for p, r in enumerate(rows)) <= 1e-5
+
+
+def test_a_prefetch_runs_its_sub_graph_outside_the_stores_lock(exported, short_threshold, monkeypatch):
+    """A view's read of the store (another thread: the GUI's) need not wait for a prefetch's run."""
+    import threading
+
+    model = Model(exported["l3h4e32"])
+    gen = Generator(model)
+    gen.start(_ids(model, 30))
+    hist = gen.history()
+    od = hist.frames[0].trace.ondemand
+    free = []
+    sub = ondemand.OnDemand._subgraph
+
+    def probe(self, *a, **k):
+        def other():
+            got = od._lock.acquire(blocking=False)
+            free.append(got)
+            if got:
+                od._lock.release()
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        return sub(self, *a, **k)
+    monkeypatch.setattr(ondemand.OnDemand, "_subgraph", probe)
+    assert hist.prefetch_rows(("pattern", 2), 0, 30)
+    hist.hook_rows(("pattern", 1), 0, 30)  # a view's own read holds it: one computation of those rows
+    assert free == [True, False]
 
 
 def test_only_a_sub_graph_run_over_large_tensors_trims_the_heap(exported, short_threshold, monkeypatch):
