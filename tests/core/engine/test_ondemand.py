@@ -105,8 +105,8 @@ def _count_runs(monkeypatch):
     block, sub = ondemand.OnDemand._block, ondemand.OnDemand._subgraph
     monkeypatch.setattr(ondemand.OnDemand, "_block",
                         lambda self, t, a, b: runs.append(("block", a, b)) or block(self, t, a, b))
-    monkeypatch.setattr(ondemand.OnDemand, "_subgraph",
-                        lambda self, L, fam, t, a, b, **k: runs.append((fam, L, a, b)) or sub(self, L, fam, t, a, b, **k))
+    monkeypatch.setattr(ondemand.OnDemand, "_subgraph", lambda self, L, fam, t, a, b, **k: runs.append(
+        (fam, L, a, b)) or sub(self, L, fam, t, a, b, **k))
     return runs
 
 
