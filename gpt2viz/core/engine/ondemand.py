@@ -177,7 +177,7 @@ class OnDemand:
             raise ValueError(f"only attention hooks are prefetched, not {name}")
         size = 4 * int(np.prod(concrete_shape(dict(BLOCK_HOOKS)[hook], self.model.config, stop - first, stop)))
         with self._lock:
-            if self._held(name, first, stop):
+            if self._held(name, first, stop) is not None:
                 return True
             if self.nbytes() + size > KEEP_BYTES:
                 return False
@@ -190,7 +190,7 @@ class OnDemand:
                 raise Cancelled() from None
             raise
         with self._lock:
-            if self._held(name, first, stop):  # a view read them meanwhile
+            if self._held(name, first, stop) is not None:  # a view read them meanwhile
                 return True
             if self.nbytes() + size > KEEP_BYTES:
                 return False
@@ -202,9 +202,11 @@ class OnDemand:
                 self._kept.move_to_end(key, last=False)
         return True
 
-    def _held(self, name: str, first: int, stop: int) -> bool:
-        """Whether a kept group holds hook ``name`` at positions first..stop-1 (its place unchanged)."""
-        return any(k[-2] <= first and stop <= k[-1] and name in g for k, g in self._kept.items())
+    def _held(self, name: str, first: int, stop: int):
+        """The key of the newest kept group with hook ``name`` at positions first..stop-1, or None (its place
+        unchanged: a computation ahead must not make a group recent)."""
+        return next((k for k, g in reversed(self._kept.items()) if k[-2] <= first and stop <= k[-1] and name in g),
+                    None)
 
     @_locked
     def nbytes(self) -> int:
@@ -213,13 +215,13 @@ class OnDemand:
 
     # ---- computing -------------------------------------------------------------------------------
     def _holding(self, name: str, first: int, stop: int):
-        """(first position, group) of a kept group with hook ``name`` at positions first..stop-1, or None."""
-        for key, group in reversed(self._kept.items()):
-            lo, hi = key[-2:]
-            if lo <= first and stop <= hi and name in group:
-                self._kept.move_to_end(key)
-                return lo, group
-        return None
+        """(first position, group) of a kept group with hook ``name`` at positions first..stop-1, now the most
+        recent, or None."""
+        key = self._held(name, first, stop)
+        if key is None:
+            return None
+        self._kept.move_to_end(key)
+        return key[-2], self._kept[key]
 
     def _keep(self, key: tuple, compute) -> tuple[int, dict[str, np.ndarray]]:
         """(first position, group) for ``key``, computed by ``compute()`` unless kept; the oldest groups

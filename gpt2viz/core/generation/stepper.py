@@ -83,7 +83,7 @@ class History:
         (:meth:`~gpt2viz.core.engine.ondemand.OnDemand.prefetch`, stopped by ``background``); False when they do
         not. Attention hooks only."""
         full, t = resolve(name), self.frames[0].trace
-        if t.ondemand is not None and full not in t.hooks and full in t.ondemand.names and first < t.positions:
+        if _on_demand(t, full, first):
             return t.ondemand.prefetch(full, t, first, min(stop, t.positions), background)
         return True
 
@@ -311,10 +311,13 @@ def hook_rows(frames, name, first: int, stop: int) -> list[np.ndarray]:
     """Positions ``first .. stop-1`` of a hook as :func:`hook_at` gives them. Those a long prefill left to
     on-demand computation come from one run of the layer's sub-graph, not one run per position."""
     full, t = resolve(name), frames[0].trace
-    rows = []
-    if t.ondemand is not None and full not in t.hooks and full in t.ondemand.names and first < t.positions:
-        rows = t.ondemand.rows(full, t, first, min(stop, t.positions))
+    rows = t.ondemand.rows(full, t, first, min(stop, t.positions)) if _on_demand(t, full, first) else []
     return rows + [hook_at(frames, full, p) for p in range(first + len(rows), stop)]
+
+
+def _on_demand(t: Trace, full: str, first: int) -> bool:
+    """Whether hook ``full`` from position ``first`` on starts in the on-demand part of prefill trace ``t``."""
+    return t.ondemand is not None and full not in t.hooks and full in t.ondemand.names and first < t.positions
 
 
 def _row(a: np.ndarray, full: str, position: int, start: int) -> np.ndarray:
