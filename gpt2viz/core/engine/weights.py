@@ -207,10 +207,11 @@ class Weights:
 
 def _lens_feed(x: np.ndarray, normalize: bool = True, target=None) -> dict[str, np.ndarray]:
     """Inputs of the lens graph for rows [N, E]: through the final LayerNorm, or (``normalize`` False) not; one
-    target token per row (token 0 when no path is asked for)."""
+    target token per row, whose rank and probability the graph makes only when one is given (``path``)."""
     x = np.ascontiguousarray(x, dtype=np.float32)
     t = np.zeros(len(x), np.int64) if target is None else np.broadcast_to(np.asarray(target, np.int64), (len(x),))
-    return {"resid": x, "normalize": np.array(normalize), "target": np.ascontiguousarray(t)}
+    return {"resid": x, "normalize": np.array(normalize), "target": np.ascontiguousarray(t),
+            "path": np.array(target is not None)}
 
 
 def _w_out(layer: int) -> str:

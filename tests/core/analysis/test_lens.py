@@ -215,3 +215,36 @@ def test_both_ends_of_a_row_of_logits_come_from_one_partition_as_a_full_sort_giv
         assert [i for i, _ in up] == list(np.argsort(-row)[:k])
         assert [i for i, _ in down] == list(np.argsort(row)[:k])
         assert [v for _, v in up] == [float(row[i]) for i in np.argsort(-row)[:k]]
+
+
+def test_the_lens_graph_runs_a_targets_path_only_when_one_is_asked(exported, tmp_path):
+    """onnxruntime runs every node of a graph whatever outputs are asked for: the target path's passes over the
+    [N, V] logits (a rank and a probability per row) must run only in a call that gives a target, and then equal
+    token_rank_and_prob of the lens."""
+    import json
+
+    import onnx
+    import onnxruntime as ort
+
+    from gpt2viz.core.engine.weights import _lens_feed
+    from gpt2viz.core.graph.cuts import lens_graph
+
+    folder = exported["l2h2e16"]
+    options = ort.SessionOptions()
+    options.enable_profiling = True
+    options.profile_file_prefix = str(tmp_path / "lens")
+    s = ort.InferenceSession(lens_graph(onnx.load(str(folder / "model.onnx"))), options,
+                             providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(0).standard_normal((5, 16)).astype(np.float32)
+    lens, _, _ = s.run(["lens", "top", "p_top"], _lens_feed(x))
+    for _ in range(3):
+        s.run(["top", "p_top"], _lens_feed(x))
+    ran = [e["args"]["op_name"] for e in json.load(open(s.end_profiling()))
+           if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")]
+    assert "ArgMax" in ran and "Greater" not in ran
+    s = ort.InferenceSession(lens_graph(onnx.load(str(folder / "model.onnx"))), providers=["CPUExecutionProvider"])
+    for target in (0, 7, int(np.argmax(lens[2]))):
+        rank, p = s.run(["rank_target", "p_target"], _lens_feed(x, target=target))
+        want_rank, want_p = token_rank_and_prob(lens, target)
+        assert rank.tolist() == want_rank.tolist()
+        np.testing.assert_allclose(p, want_p, rtol=1e-5)
