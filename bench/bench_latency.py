@@ -77,9 +77,7 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {"Step": [], "Back": [], "ablation chip added": [], "ablation chip removed": []}
     # The window's rounds, action for action: round 0 untimed (its first ablation opens the intervention graph's
     # session), and each round's Step at the temperature the slider left (1.00 in even rounds, 1.10 in odd
-    # ones: the slider moves once a round, after the Step). A Step at a temperature it has not met yet may
-    # sample another token: a state the worker has not emitted, whose lens it makes (~10 ms at 200 tokens of
-    # GPT-2-small-sized). The window pays that in its first rounds, and so must the model's own time.
+    # ones: the slider moves once a round, after the Step).
     # Each round's token click selects an earlier position and its block click a layer, whose attention the
     # Attention tab then shows (the window's cycles, in gui_ms): an intervention's run brings what they show,
     # in the window and here alike. Taking the ablation off brings no lens of the selected position: the pipeline
@@ -90,8 +88,10 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
         s = SamplingSettings(1.0 + 0.1 * (rnd % 2), 0, 1.0, 0)
         iv = HeadAblation(layer=0, head=rnd % n_head)  # as gui_ms's rounds: another head than the round before
         selected = Shown(n - 2 - rnd % min(8, n - 1), (rnd * 5 + 1) % n_layer, ("pattern",))
-        for name, fn in (("Step", lambda: w.step(next(req), "A", s, None, (), True)),
-                         ("Back", lambda: w.back(next(req), "A")),
+        # The window's Step and Back have an earlier token selected and no lens grid on screen (AppState._newest_lens):
+        # they bring no lens of the newest position.
+        for name, fn in (("Step", lambda: w.step(next(req), "A", s, None, (), False, False)),
+                         ("Back", lambda: w.back(next(req), "A", False, False)),
                          ("ablation chip added", lambda: w.intervene(next(req), "A", (iv,), selected)),
                          ("ablation chip removed",
                           lambda: w.intervene(next(req), "A", (), Shown(None, selected.layer, selected.attention)))):

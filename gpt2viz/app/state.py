@@ -36,10 +36,11 @@ from gpt2viz.core.session.session import Session, Stage
 
 A, B = SessionId.A, SessionId.B
 
-# No request for this long after a result (the user reading), the worker computes the attention maps a block click
-# would read (InferenceWorker.prefetch_attention). A request stops that work within a few ms, but not at once (a
-# sub-graph's open, the node running); sooner, it ran beside the next action: after 200 or 500 ms, an ablation
-# taken off a few hundred ms after one was put on waited for it (bench_latency at 200 tokens: p95 +3 to +10 ms).
+# No request for this long after a result (the user reading), the worker computes the newest position's lens if the
+# result came without it, and the attention maps a block click would read (InferenceWorker.work_ahead). A request
+# stops that work within a few ms, but not at once (a sub-graph's open, the node running); sooner, it ran beside
+# the next action: after 200 or 500 ms, an ablation taken off a few hundred ms after one was put on waited for it
+# (bench_latency at 200 tokens: p95 +3 to +10 ms).
 PREFETCH_AFTER_MS = 1000
 
 
@@ -74,7 +75,7 @@ class AppState(QObject):
     _toShare = Signal(int, str, str)
     _toStart = Signal(int, str, str, object)
     _toStep = Signal(int, str, object, object, object, bool, bool)
-    _toBack = Signal(int, str)
+    _toBack = Signal(int, str, bool, bool)
     _toReset = Signal(int, str)
     _toIntervene = Signal(int, str, object, object)
     _toPrefetch = Signal(str, int, object)
@@ -117,10 +118,11 @@ class AppState(QObject):
                              (self._toStart, self.worker.start), (self._toStep, self.worker.step),
                              (self._toBack, self.worker.back), (self._toReset, self.worker.reset),
                              (self._toIntervene, self.worker.intervene),
-                             (self._toPrefetch, self.worker.prefetch_attention)):
+                             (self._toPrefetch, self.worker.work_ahead)):
             signal.connect(slot)
         self.worker.sigModelLoaded.connect(self._on_model)
         self.worker.sigResult.connect(self._on_result)
+        self.worker.sigLens.connect(self._on_lens)
         self.worker.sigFailed.connect(self._on_failed)
         # A bound slot, not a lambda: a lambda has no thread of its own, so Qt would call it on the worker
         # thread, and "busy" would turn false (and the window redraw) there, racing the GUI thread.
@@ -167,7 +169,7 @@ class AppState(QObject):
     # ---- requests -------------------------------------------------------------------------------
     def _send(self, session: SessionId, barrier: bool = False) -> int:
         self.jobs_runner.cancel()  # a new request to the model stops a long analysis at its next graph call
-        self._prefetch_timer.stop()  # and the worker's work ahead (prefetch_attention), at once
+        self._prefetch_timer.stop()  # and the worker's work ahead (work_ahead), at once
         self.worker.interrupt_background()
         req = self.requests.send(session, barrier)
         if not self.player.playing:  # while playing, the frames stay throttled (a few a second)
@@ -199,12 +201,22 @@ class AppState(QObject):
         s = self.sessions[sid]
         if s.history is None:
             return
-        # auto-stepping asks the worker for the lens tops only: views draw few of those frames and compute
-        # the full lens of the one they draw; and for no tops while no lens grid of the session is shown (the
-        # pipeline makes the one position it draws)
-        playing = self.player.playing and sid is A
-        self._toStep.emit(self._send(sid), sid.value, s.sampling, token, s.interventions, not playing,
-                          not playing or bool(self._grids_shown.get(sid.value)))
+        self._toStep.emit(self._send(sid), sid.value, s.sampling, token, s.interventions,
+                          *self._newest_lens(sid, len(s.history.tokens) + 1))
+
+    def _newest_lens(self, sid: SessionId, n: int) -> tuple[bool, bool]:
+        """What a Step or Back to ``n`` tokens brings of the newest position's lens: (the whole lens, its tops).
+
+        The whole lens when that position is the selected one (the pipeline's, the Logit lens tab's path); its
+        tops when it is, or a lens grid of the session is on screen (every newest column): with an earlier token
+        selected and no grid, neither (~12 ms of a Step's ~40 at 200 tokens of a GPT-2-small-sized model on a
+        2-core EPYC), and the worker makes it later, while the user reads (``work_ahead``). Auto-stepping, never
+        the whole lens, and the tops only for a grid: views draw few of those frames and compute what they draw."""
+        s, grid = self.sessions[sid], bool(self._grids_shown.get(sid.value))
+        if self.player.playing and sid is A:
+            return False, grid
+        newest = s.selection.position is None or s.selection.position >= n - 1
+        return newest, newest or grid
 
     def lens_grid_shown(self, view: object, shown: bool, session: SessionId | str = A) -> None:
         """A view showing the lens grid of ``session`` (every newest position's column) appeared or went.
@@ -246,8 +258,9 @@ class AppState(QObject):
         """Undo the newest token (stored frames, no model call)."""
         sid = session_id(session)
         self.pause()
-        if self.sessions[sid].history is not None:
-            self._toBack.emit(self._send(sid), sid.value)
+        s = self.sessions[sid]
+        if s.history is not None:
+            self._toBack.emit(self._send(sid), sid.value, *self._newest_lens(sid, len(s.history.tokens) - 1))
 
     def reset(self, session: SessionId | str = A) -> None:
         """Back to the state right after the prompt; a prefill still running is cancelled first."""
@@ -507,10 +520,18 @@ class AppState(QObject):
         self._prefetch_sid = session_id(session)
         self._prefetch_timer.start(PREFETCH_AFTER_MS)
 
+    def _on_lens(self, session: str, ahead) -> None:
+        """The newest position's lens the worker made ahead (:class:`AheadLens`): kept if the session still shows
+        that model's state (no view is waiting for it: one that needed it made it)."""
+        s = self.sessions.get(session)
+        if s is not None:
+            s.accept_lens(ahead.model, ahead.tokens, ahead.interventions, ahead.lens, ahead.tops)
+
     def _prefetch(self) -> None:
-        """Let the worker compute the attention maps a block click would read of the newest result's text (see
-        :meth:`InferenceWorker.prefetch_attention`): the kinds a shown attention view reads, else its patterns.
-        Not while playing or while requests are pending."""
+        """Let the worker compute what the views may read next of the newest result (see
+        :meth:`InferenceWorker.work_ahead`): the newest lens if the result came without it, then the attention maps
+        of the kinds a shown attention view reads, else its patterns. Not while playing or while requests are
+        pending."""
         sid = self._prefetch_sid
         s = self.sessions.get(sid)
         if self.player.playing or self.requests.pending or s is None or s.history is None:

@@ -99,6 +99,18 @@ class Result:
     selected: tuple | None = None
 
 
+@dataclass(frozen=True)
+class AheadLens:
+    """The newest position's logit lens [n_layer + 1, V] and its tops, made ahead for the state of ``model`` with
+    ``tokens`` under ``interventions`` (:meth:`InferenceWorker.work_ahead`)."""
+
+    model: object
+    tokens: tuple
+    interventions: tuple
+    lens: np.ndarray
+    tops: tuple[np.ndarray, np.ndarray]
+
+
 class InferenceWorker(QObject):
     """Runs every model call off the GUI thread. Never touches widgets."""
 
@@ -115,6 +127,8 @@ class InferenceWorker(QObject):
     sigJob = Signal(int, str, object)  # request, job, summary or None
     sigJobFailed = Signal(int, str, str)  # request, job, message for the user
     sigJobProgress = Signal(int, str, int, int)  # request, job, done, total
+    # Work ahead (not an answer): session, the newest state's lens made while the app was idle (AheadLens).
+    sigLens = Signal(str, object)
 
     def __init__(self, device: str = "cpu"):
         super().__init__()
@@ -132,7 +146,7 @@ class InferenceWorker(QObject):
         self._lock = threading.Lock()
         # (model, tokens, interventions) -> (lens or None, lens tops) of the newest states emitted, any session
         self._lens_memo: OrderedDict[tuple, tuple] = OrderedDict()
-        # Requests and jobs sent or begun: background work (prefetch_attention) ends at a newer one, and its running
+        # Requests and jobs sent or begun: background work (work_ahead) ends at a newer one, and its running
         # sub-graph at once (interrupt_background, from the GUI thread as a request is sent).
         self._asked = 0
         self._background: BackgroundRun | None = None
@@ -143,7 +157,7 @@ class InferenceWorker(QObject):
             self._barrier[session] = max(req, self._barrier.get(session, 0))
 
     def interrupt_background(self) -> None:
-        """End the background work (:meth:`prefetch_attention`) now, its running sub-graph within a few ms; callable
+        """End the background work (:meth:`work_ahead`) now, its running sub-graph within a few ms; callable
         from any thread: the state calls it as it sends a request, which then waits for no work done ahead."""
         with self._lock:
             self._asked += 1
@@ -196,12 +210,15 @@ class InferenceWorker(QObject):
                 # Only its top tokens (the lens grid's new column), made inside the lens graph: while playing,
                 # views skip frames, and the GUI thread would otherwise compute every skipped column there.
                 tops = self.weights[session].lens_tops(stack)
+        self._remember_lens(key, lens, tops)
+        self.sigResult.emit(req, session, Result(h, elapsed_ms, lens if with_lens else None, ran, tops, base,
+                                                 self._selected(session, h, position)))
+
+    def _remember_lens(self, key: tuple, lens: np.ndarray | None, tops) -> None:
         self._lens_memo[key] = (lens, tops)
         self._lens_memo.move_to_end(key)
         while len(self._lens_memo) > LENS_MEMO:
             self._lens_memo.popitem(last=False)
-        self.sigResult.emit(req, session, Result(h, elapsed_ms, lens if with_lens else None, ran, tops, base,
-                                                 self._selected(session, h, position)))
 
     def _selected(self, session: str, h: History, position: int | None) -> tuple | None:
         """The lens (with its tops) at ``position``, an earlier position the views show, of a run they have not
@@ -354,8 +371,10 @@ class InferenceWorker(QObject):
     @Slot(int, str, object, object, object, bool, bool)
     def step(self, req: int, session: str, settings, token, interventions, with_lens: bool = True,
              with_tops: bool = True) -> None:
-        """Append one token; ``with_lens`` False: only the lens grid's new column (auto-stepping), and not even
-        that when ``with_tops`` is False too (no lens grid on screen)."""
+        """Append one token. ``with_lens`` / ``with_tops``: whether the views show the new position's whole lens
+        (it is the selected one) / its top tokens (it is, or a lens grid is on screen): the result brings only
+        those (~12 ms of a 13-row lens at 200 tokens of a GPT-2-small-sized model on a 2-core EPYC); the views
+        compute what they draw on demand, and the state's work ahead makes the rest (:meth:`work_ahead`)."""
         def go():
             gen = self._gen(session)
             if not gen.frames:
@@ -415,25 +434,30 @@ class InferenceWorker(QObject):
         self.sigJob.emit(req, job, out)
 
     @Slot(str, int, object)
-    def prefetch_attention(self, session: str, layer: int, kinds) -> None:
-        """Compute the ``kinds`` rows ("pattern", "attn_scores") of every layer's attention map of ``session``'s
-        newest state, as a block click reads them, nearest ``layer`` first: one layer a turn of this thread's event
-        loop, ending at the next request or job (:meth:`interrupt_background`), or when the run's store of
-        on-demand hooks is full (a long text's; a short one holds every hook already). The state asks once the
-        user has sent no request for a while (``state.PREFETCH_AFTER_MS``).
+    def work_ahead(self, session: str, layer: int, kinds) -> None:
+        """Compute what the views of ``session``'s newest state may read next, one piece a turn of this thread's
+        event loop, ending at the next request or job (:meth:`interrupt_background`). The state asks once the user
+        has sent no request for a while (``state.PREFETCH_AFTER_MS``).
 
-        A block click at 200 tokens of a GPT-2-small-sized model otherwise opened the layer's sub-graph and ran it
-        on the GUI thread (~20 ms of ~50, bench/bench_latency.py). The rows stay valid while the text grows (a
-        map's rows then start later), so a text is prefetched about once."""
+        First the newest position's lens, when the result came without it (an earlier token selected, see
+        :meth:`step`): sent as sigLens, so that a click on the newest token or the Logit lens tab finds it. Then
+        the ``kinds`` rows ("pattern", "attn_scores") of every layer's attention map, as a block click reads them,
+        nearest ``layer`` first, until the run's store of on-demand hooks is full (a long text's; a short one holds
+        every hook already): a block click at 200 tokens of a GPT-2-small-sized model otherwise opened the layer's
+        sub-graph and ran it on the GUI thread (~20 ms of ~50, bench/bench_latency.py). The rows stay valid while
+        the text grows (a map's rows then start later), so a text's maps are computed ahead about once."""
         from gpt2viz.core.viewmodels.attention import MAX_SIDE
 
         self.interrupt_background()
         asked, gen = self._asked, self.gens.get(session)
         if gen is None or not gen.frames:
             return
-        n_layer = gen.model.config.n_layer
+        n_layer, h = gen.model.config.n_layer, gen.history()
         order = sorted(range(n_layer), key=lambda L: (abs(L - layer), L))
-        todo = iter([(L, k) for L in order for k in kinds])
+        key = (id(gen.model), tuple(h.tokens), gen.interventions)
+        # the lens unless this worker made it with a result (then the session holds it)
+        lens = [("lens", key)] if self._lens_memo.get(key, (None,))[0] is None else []
+        todo = iter(lens + [(k, L) for L in order for k in kinds])
 
         def turn():
             item = next(todo, None)
@@ -446,7 +470,9 @@ class InferenceWorker(QObject):
                 self._background = run
             n = len(h.tokens)
             try:
-                if not h.prefetch_rows((item[1], item[0]), max(0, n - MAX_SIDE), n, run):
+                if item[0] == "lens":
+                    self._lens_ahead(session, gen, h, item[1], run)
+                elif not h.prefetch_rows(item, max(0, n - MAX_SIDE), n, run):
                     return  # the store is full: a view's own reads keep their room
             except Exception:  # noqa: BLE001 - stopped, or failed: a view computes what it reads, as before
                 return
@@ -456,20 +482,28 @@ class InferenceWorker(QObject):
             QTimer.singleShot(0, turn)
         turn()
 
-    def _rewind(self, req: int, session: str, method: str) -> None:
+    def _lens_ahead(self, session: str, gen: Generator, h: History, key: tuple, run: BackgroundRun) -> None:
+        """The newest position's lens of ``h`` (memo ``key``), made ahead and sent to the state."""
+        lens, tops = self.weights[session].lens_with_tops(
+            residual_stack_at(h, gen.model.config.n_layer, len(h.tokens) - 1), run.run_options)
+        self._remember_lens(key, lens, tops)
+        self.sigLens.emit(session, AheadLens(gen.model, h.tokens, h.current.interventions, lens, tops))
+
+    def _rewind(self, req: int, session: str, method: str, with_lens: bool = True, with_tops: bool = True) -> None:
         """Back or Reset: restore stored frames (no model call); nothing to undo is a skip."""
         def go():
             gen = self.gens.get(session)
             if gen and gen.frames:
                 getattr(gen, method)()
-                self._emit(req, session, 0.0, False)
+                self._emit(req, session, 0.0, False, with_lens, with_tops or with_lens)
             else:
                 self.sigSkipped.emit(req, session)
         self._guard(req, session, go)
 
-    @Slot(int, str)
-    def back(self, req: int, session: str) -> None:
-        self._rewind(req, session, "back")
+    @Slot(int, str, bool, bool)
+    def back(self, req: int, session: str, with_lens: bool = True, with_tops: bool = True) -> None:
+        """Undo the newest token (stored frames); ``with_lens`` / ``with_tops`` as :meth:`step`'s."""
+        self._rewind(req, session, "back", with_lens, with_tops)
 
     @Slot(int, str)
     def reset(self, req: int, session: str) -> None:

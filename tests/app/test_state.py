@@ -310,3 +310,41 @@ def test_an_idle_app_has_the_attention_maps_of_every_layer_ready_for_a_block_cli
         assert len(asked) <= 1  # the answers that came while playing asked nothing; one may come after the pause
     finally:
         st.shutdown()
+
+
+def test_a_step_with_an_earlier_token_selected_leaves_the_newest_lens_for_later(qtbot, tmp_path, monkeypatch,
+                                                                                 exported):
+    """Following the newest token, a Step's result brings its lens; with an earlier token selected and no lens grid
+    it brings none (the views show the earlier one), and PREFETCH_AFTER_MS later the worker has made it: a click on
+    the newest token then draws the pipeline with no lens made on the GUI thread."""
+    from gpt2viz.app import state as state_module
+    from gpt2viz.core.engine.weights import Weights
+
+    monkeypatch.setattr(state_module, "PREFETCH_AFTER_MS", 300)
+    st = AppState(Settings(str(tmp_path / "s.ini")))
+    try:
+        st.load_model(str(exported["l3h4e32"]))
+        qtbot.waitUntil(lambda: st.model is not None and not st.busy, timeout=20000)
+        st.run_prompt("The capital of France is Paris and")
+        qtbot.waitUntil(lambda: not st.busy and st.history is not None, timeout=20000)
+        s, ivs = st.session(), ()
+        st.step()
+        qtbot.waitUntil(lambda: not st.busy, timeout=20000)
+        assert s.holds_lens(len(st.history.tokens) - 1, ivs)  # followed: brought with the result
+        st.select_position(2)
+        st.step()
+        qtbot.waitUntil(lambda: not st.busy, timeout=20000)
+        newest = len(st.history.tokens) - 1
+        assert not s.holds_lens(newest, ivs, whole=False)
+        qtbot.waitUntil(lambda: s.holds_lens(newest, ivs), timeout=5000)
+        calls = []
+        for name in ("lens", "lens_tops", "lens_with_tops"):
+            real = getattr(Weights, name)
+            monkeypatch.setattr(Weights, name,
+                                lambda self, *a, _r=real, _n=name, **k: calls.append(_n) or _r(self, *a, **k))
+        st.select_position(None)
+        pipeline_summary(s)
+        lens_target(s)
+        assert calls == []
+    finally:
+        st.shutdown()

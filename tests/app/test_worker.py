@@ -246,7 +246,7 @@ def test_an_idle_worker_computes_every_layers_attention_map_nearest_the_shown_la
     n = len(h.tokens)
     first = max(0, n - MAX_SIDE)
     assert _attention_groups(h) == set()
-    w.prefetch_attention("A", 2, ("pattern",))  # the nearest layer at once, the others a turn each
+    w.work_ahead("A", 2, ("pattern",))  # the nearest layer at once, the others a turn each
     assert {g[0] for g in _attention_groups(h)} == {2}
     w.start(3, "A", text + " and", ())  # a request before the loop turns: no other layer is computed
     qtbot.wait(100)
@@ -258,7 +258,7 @@ def test_an_idle_worker_computes_every_layers_attention_map_nearest_the_shown_la
     prefetch = ondemand.OnDemand.prefetch
     monkeypatch.setattr(ondemand.OnDemand, "prefetch",
                         lambda self, name, *a: order.append(name) or prefetch(self, name, *a))
-    w.prefetch_attention("A", 2, ("pattern",))
+    w.work_ahead("A", 2, ("pattern",))
     qtbot.waitUntil(lambda: len(order) == 4, timeout=10000)
     assert order == [f"blocks.{L}.attn.hook_pattern" for L in (2, 1, 3, 0)]
     assert _attention_groups(h) == {(L, first, n, ("blocks.%d.attn.hook_pattern" % L,)) for L in range(4)}
@@ -268,3 +268,32 @@ def test_an_idle_worker_computes_every_layers_attention_map_nearest_the_shown_la
     for L in range(4):
         h.hook_rows(("pattern", L), first, n)
     assert calls == []
+
+
+def test_a_step_asked_for_no_lens_brings_none_and_the_worker_makes_it_ahead(exported):
+    """A Step or Back the state asks for no lens of the newest position (an earlier token selected, no lens grid)
+    brings none; asked to work ahead, the worker then makes it (sigLens), the lens graph's on that state's residual
+    stream, and only once: not again, nor for a state whose result brought it."""
+    from gpt2viz.core.analysis.lens import residual_stack_at
+    from gpt2viz.core.generation.sampling import SamplingSettings
+
+    w, got = _worker(exported["l3h4e32"])
+    ahead = []
+    w.sigLens.connect(lambda _s, a: ahead.append(a))
+    w.start(2, "A", "The capital of France is", ())
+    w.step(3, "A", SamplingSettings(0.0), None, (), False, False)
+    stepped = got[-1]
+    assert stepped.lens is None and stepped.lens_tops is None
+    w.work_ahead("A", 0, ("pattern",))  # its first piece at once
+    assert len(ahead) == 1
+    h = stepped.history
+    want, (top, p) = w.weights["A"].lens_with_tops(residual_stack_at(h, 3, len(h.tokens) - 1))
+    assert ahead[0].model is w.gens["A"].model and ahead[0].tokens == h.tokens and ahead[0].interventions == ()
+    np.testing.assert_array_equal(ahead[0].lens, want)
+    np.testing.assert_array_equal(ahead[0].tops[0], top)
+    w.work_ahead("A", 0, ("pattern",))
+    w.back(4, "A", False, False)
+    assert got[-1].lens is None
+    w.work_ahead("A", 0, ("pattern",))  # the prompt's state: its result brought the lens
+    w.step(5, "A", SamplingSettings(0.0), None, (), True, True)  # the same state again, now shown: its lens
+    assert len(ahead) == 1 and got[-1].lens is ahead[0].lens

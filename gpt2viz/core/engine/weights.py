@@ -194,14 +194,15 @@ class Weights:
         rank, p = self._lens_session.run(["rank_target", "p_target"], _lens_feed(x, target=int(target)))
         return rank, p
 
-    def lens_with_tops(self, resid: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """``lens(resid)`` for residual vectors [N, E] and its :meth:`lens_tops`, from one onnxruntime call."""
+    def lens_with_tops(self, resid: np.ndarray, run_options=None) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """``lens(resid)`` for residual vectors [N, E] and its :meth:`lens_tops`, from one onnxruntime call
+        (``run_options``: onnxruntime's, whose ``terminate`` ends it: work done ahead)."""
         x = np.asarray(resid, dtype=np.float32)
         self._table  # noqa: B018 - opens the lens session with the parameters
         if self._lens_session is None:
             lens = self.lens(x)
             return lens, lens_top(lens)
-        lens, top, p = self._lens_session.run(["lens", "top", "p_top"], _lens_feed(x))
+        lens, top, p = self._lens_session.run(["lens", "top", "p_top"], _lens_feed(x), run_options)
         return lens, (top, p)
 
 

@@ -250,6 +250,16 @@ class Session:
             self.selection = replace(self.selection, position=None)
         self._notify("history", "selection" if moved else "")
 
+    def accept_lens(self, model, tokens, interventions, lens: np.ndarray, tops) -> None:
+        """Keep the newest position's ``lens`` and ``tops`` of the state of ``model`` with ``tokens`` under
+        ``interventions``, made after that state's result (work done ahead): a click on that token then finds them.
+        Ignored for another model (the text's cached lenses are that model's)."""
+        if model is not self.model:
+            return
+        key = (tokens, tuple(interventions))
+        self._remember(self._lens_cache, key, lens, 8)
+        self._remember(self._tops_cache, key, tops, 4096)
+
     # ---- selection ------------------------------------------------------------------------------
     @property
     def selected_position(self) -> int:

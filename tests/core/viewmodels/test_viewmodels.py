@@ -349,3 +349,18 @@ def test_the_path_view_reads_an_earlier_positions_logits_from_the_session(sess):
         assert first.logit == pytest.approx(float(want[first.target]), rel=1e-6)
     finally:
         sess.select_position(None)
+
+
+def test_a_lens_made_ahead_is_kept_for_its_own_model_only(exported):
+    """The newest lens the worker makes ahead (AppState._on_lens) is kept under its tokens and interventions, so
+    the newest position's lens is then read, not made; one made for another model (a load since) is ignored."""
+    s = make_session(exported["l2h2e16"], steps=1)
+    h, newest = s.history, len(s.history.tokens) - 1
+    lens = s.lens(newest)
+    tops = s.lens_tops(newest)
+    s._lens_cache.clear()
+    s._tops_cache.clear()
+    s.accept_lens(Model(exported["l2h2e16"]), h.tokens, (), lens * 0, tops)  # the same files, another model
+    assert not s.holds_lens(newest, (), whole=False)
+    s.accept_lens(s.model, h.tokens, [], lens, tops)
+    assert s.holds_lens(newest, ()) and s.lens(newest) is lens and s.lens_tops(newest) is tops
