@@ -338,7 +338,7 @@ def test_a_step_with_an_earlier_token_selected_leaves_the_newest_lens_for_later(
         assert not s.holds_lens(newest, ivs, whole=False)
         qtbot.waitUntil(lambda: s.holds_lens(newest, ivs), timeout=5000)
         calls = []
-        for name in ("lens", "lens_tops", "lens_with_tops"):
+        for name in ("lens", "lens_tops", "lens_with_tops", "lens_tops_with_rows"):
             real = getattr(Weights, name)
             monkeypatch.setattr(Weights, name,
                                 lambda self, *a, _r=real, _n=name, **k: calls.append(_n) or _r(self, *a, **k))

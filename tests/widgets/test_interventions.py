@@ -252,7 +252,7 @@ def test_an_ablation_with_an_earlier_token_selected_runs_no_lens_on_the_gui_thre
     st.select_position(2)
     weights = st.session("A").weights
     calls = []
-    for name in ("lens", "lens_tops", "lens_with_tops"):
+    for name in ("lens", "lens_tops", "lens_with_tops", "lens_tops_with_rows"):
         made = getattr(weights, name)
 
         def spy(*a, made=made, name=name, **k):
@@ -267,7 +267,7 @@ def test_an_ablation_with_an_earlier_token_selected_runs_no_lens_on_the_gui_thre
                     and st.history.current.interventions == (HeadAblation(1, 2),))
     qtbot.wait(50)
     assert [c for c in calls if c[1]] == [] and calls  # all made on the worker thread
-    for name in ("lens", "lens_tops", "lens_with_tops"):
+    for name in ("lens", "lens_tops", "lens_with_tops", "lens_tops_with_rows"):
         del weights.__dict__[name]
     want = weights.lens(residual_stack_at(st.history, 3, 2))
     top, _ = lens_top(want)

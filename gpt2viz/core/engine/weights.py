@@ -182,6 +182,17 @@ class Weights:
         top, p = self._lens_session.run(["top", "p_top"], _lens_feed(x))
         return top, p
 
+    def lens_tops_with_rows(self, resid: np.ndarray, rows) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+        """:meth:`lens_tops` of residual vectors [N, E] and the whole lens [len(rows), V] of ``rows`` of them, from
+        one onnxruntime call (the unembedding read once)."""
+        x = np.asarray(resid, dtype=np.float32)
+        self._table  # noqa: B018 - opens the lens session with the parameters
+        if self._lens_session is None:
+            lens = self.lens(x)
+            return lens_top(lens), lens[np.asarray(rows, np.int64).reshape(-1)]
+        top, p, logits = self._lens_session.run(["top", "p_top", "final_logits"], _lens_feed(x, rows=rows))
+        return (top, p), logits
+
     def lens_path(self, resid: np.ndarray, target: int) -> tuple[np.ndarray, np.ndarray]:
         """Rank (0 = top) and lens probability of token ``target`` for residual vectors [N, E], by
         ``analysis.lens.token_rank_and_prob``'s rule, made inside the lens graph (the [N, V]
@@ -206,13 +217,14 @@ class Weights:
         return lens, (top, p)
 
 
-def _lens_feed(x: np.ndarray, normalize: bool = True, target=None) -> dict[str, np.ndarray]:
+def _lens_feed(x: np.ndarray, normalize: bool = True, target=None, rows=()) -> dict[str, np.ndarray]:
     """Inputs of the lens graph for rows [N, E]: through the final LayerNorm, or (``normalize`` False) not; one
-    target token per row, whose rank and probability the graph makes only when one is given (``path``)."""
+    target token per row, whose rank and probability the graph makes only when one is given (``path``); the
+    indices of the ``rows`` whose whole logits come back as ``final_logits``."""
     x = np.ascontiguousarray(x, dtype=np.float32)
     t = np.zeros(len(x), np.int64) if target is None else np.broadcast_to(np.asarray(target, np.int64), (len(x),))
     return {"resid": x, "normalize": np.array(normalize), "target": np.ascontiguousarray(t),
-            "path": np.array(target is not None)}
+            "path": np.array(target is not None), "final_rows": np.asarray(rows, np.int64).reshape(-1)}
 
 
 def _w_out(layer: int) -> str:

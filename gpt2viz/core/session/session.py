@@ -27,6 +27,7 @@ PARTS = ("model", "history", "selection", "sampling", "prompt", "interventions",
 
 # The newest positions the lens grid shows; their lens columns are computed together (Session._fill_lens).
 LENS_WINDOW = 16
+FINAL_KEPT = 32  # output logits [V] of prompt positions kept (200 KB each for GPT-2)
 
 # Next-token distributions kept per session (Session.distribution): the states Back and Reset come back to, as
 # many as the worker keeps lenses for (app.worker.LENS_MEMO). ~1.3 MB each on GPT-2's vocabulary.
@@ -409,21 +410,29 @@ class Session:
         The newest position's and a generated position's are the ones its forward call returned (each step's
         trace keeps its last logits); a prompt position's come from the final LayerNorm and LM head on its last
         residual, one row (the pipeline took them from the whole [layers + 1, V] lens at that position: 13
-        LM-head rows, ~15 ms of a token click at 200 tokens of a GPT-2-small-sized model)."""
+        LM-head rows, ~15 ms of a token click at 200 tokens of a GPT-2-small-sized model), unless the lens tops of
+        the position came with them (:meth:`_fill_lens`)."""
         h = self.history
-        for f in reversed(h.frames):
-            t = f.trace
-            if t.start + len(t.tokens) - 1 == position:
-                return t.last_logits
-            if t.start <= position:
-                break
+        stored = self._step_logits(position)
+        if stored is not None:
+            return stored
         key = self._lens_key(position)
         if key in self._lens_cache:
             return self._lens_cache[key][-1]
         if key not in self._final_cache:
             self._remember(self._final_cache, key, self.weights.lens(
-                h.hook_at(("resid_post", self.n_layer - 1), position)[None])[0], 32)
+                h.hook_at(("resid_post", self.n_layer - 1), position)[None])[0], FINAL_KEPT)
         return self._final_cache[key]
+
+    def _step_logits(self, position: int) -> np.ndarray | None:
+        """The logits a forward call returned at ``position`` (the newest position of a prefill or step), else None."""
+        for f in reversed(self.history.frames):
+            t = f.trace
+            if t.start + len(t.tokens) - 1 == position:
+                return t.last_logits
+            if t.start <= position:
+                break
+        return None
 
     def lens_path(self, position: int, target: int) -> tuple[np.ndarray, np.ndarray]:
         """Token ``target``'s rank and lens probability at every depth of ``position`` (cached).
@@ -467,7 +476,13 @@ class Session:
             return
         rows = self.n_layer + 1
         stack = np.concatenate([residual_stack_at(self.history, self.n_layer, p) for p in todo])
-        top, prob = self.weights.lens_tops(stack)
+        # The model's output at these positions is their last row: kept (the newest FINAL_KEPT) for the
+        # pipeline's output stage, which otherwise read the unembedding again for it (output_logits).
+        final = [i for i, p in enumerate(todo) if self._step_logits(p) is None
+                 and self._lens_key(p) not in self._final_cache][-FINAL_KEPT:]
+        (top, prob), logits = self.weights.lens_tops_with_rows(stack, [i * rows + rows - 1 for i in final])
         for i, p in enumerate(todo):
             self._remember(self._tops_cache, self._lens_key(p),
                            (top[i * rows:(i + 1) * rows], prob[i * rows:(i + 1) * rows]), 4096)
+        for i, row in zip(final, logits):
+            self._remember(self._final_cache, self._lens_key(todo[i]), row, FINAL_KEPT)

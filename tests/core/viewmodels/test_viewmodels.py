@@ -265,9 +265,11 @@ def test_lens_grid_columns_are_one_onnxruntime_call(exported, monkeypatch):
     s = make_session(exported["l3h4e32"], steps=6)
     calls = []
     W = type(s.weights)
-    real_lens, real_tops = W.lens, W.lens_tops
+    real_lens, real_tops, real_rows = W.lens, W.lens_tops, W.lens_tops_with_rows
     monkeypatch.setattr(W, "lens", lambda self, x: calls.append(("lens", x.shape)) or real_lens(self, x))
     monkeypatch.setattr(W, "lens_tops", lambda self, x: calls.append(("tops", x.shape)) or real_tops(self, x))
+    monkeypatch.setattr(W, "lens_tops_with_rows",
+                        lambda self, x, rows: calls.append(("tops", x.shape)) or real_rows(self, x, rows))
     g = lens_grid(s)
     # every column in one call, [columns x (layers + 1), E]; the logits stay inside onnxruntime
     assert calls == [("tops", (len(g.positions) * 4, 32))]
@@ -364,3 +366,26 @@ def test_a_lens_made_ahead_is_kept_for_its_own_model_only(exported):
     assert not s.holds_lens(newest, (), whole=False)
     s.accept_lens(s.model, h.tokens, [], lens, tops)
     assert s.holds_lens(newest, ()) and s.lens(newest) is lens and s.lens_tops(newest) is tops
+
+
+def test_an_earlier_positions_pipeline_reads_the_unembedding_once(exported, monkeypatch):
+    """A prompt position's lens tops and the model's output there (its last row) come from one lens-graph call: the
+    output stage's top tokens, probabilities and entropy are those of the LM head on the position's last residual."""
+    from gpt2viz.core.numeric import entropy, softmax
+
+    s = make_session(exported["l3h4e32"], steps=2)
+    W = type(s.weights)
+    want = s.weights.lens(s.history.hook_at(("resid_post", 2), 2)[None])[0]
+    calls = []
+    for name in ("lens", "lens_tops", "lens_with_tops", "lens_tops_with_rows"):
+        real = getattr(W, name)
+        monkeypatch.setattr(W, name, lambda self, *a, _r=real, _n=name: calls.append(_n) or _r(self, *a))
+    s.select_position(2)
+    ps = pipeline_summary(s)
+    assert calls == ["lens_tops_with_rows"]
+    p = softmax(want)
+    assert list(ps.top_ids) == [int(i) for i in np.argsort(-want)[:3]]
+    np.testing.assert_allclose(ps.top_logits, want[list(ps.top_ids)], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ps.top_probs, p[list(ps.top_ids)], rtol=1e-5)
+    np.testing.assert_allclose(ps.entropy, entropy(p), rtol=1e-5)
+    s.select_position(None)
