@@ -87,14 +87,15 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
     for rnd in range(repeat + 1):
         s = SamplingSettings(1.0 + 0.1 * (rnd % 2), 0, 1.0, 0)
         iv = HeadAblation(layer=0, head=rnd % n_head)  # as gui_ms's rounds: another head than the round before
-        selected = Shown(n - 2 - rnd % min(8, n - 1), (rnd * 5 + 1) % n_layer, ("pattern",))
-        # The window's Step and Back have an earlier token selected and no lens grid on screen (AppState._newest_lens):
-        # they bring no lens of the newest position.
+        selected = Shown(n - 2 - rnd % min(8, n - 1), (rnd * 5 + 1) % n_layer, ("pattern",), False, False)
+        # The window's Step, Back and ablations have an earlier token selected and no lens grid on screen
+        # (AppState._newest_lens): they bring no lens of the newest position.
         for name, fn in (("Step", lambda: w.step(next(req), "A", s, None, (), False, False)),
                          ("Back", lambda: w.back(next(req), "A", False, False)),
                          ("ablation chip added", lambda: w.intervene(next(req), "A", (iv,), selected)),
                          ("ablation chip removed",
-                          lambda: w.intervene(next(req), "A", (), Shown(None, selected.layer, selected.attention)))):
+                          lambda: w.intervene(next(req), "A", (),
+                                              Shown(None, selected.layer, selected.attention, False, False)))):
             # Each of the window's actions comes after QUIET s in which the app was idle (Bench.settle), and so
             # does each here. Called back to back, the model's calls found the machine warm from the last one:
             # on atlas an ablation's run took 3.8-4.2 ms p50 (p95 4.1-4.5) that way and 4.4-5.6 (p95 6.6-7.2)

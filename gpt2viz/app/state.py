@@ -205,7 +205,8 @@ class AppState(QObject):
                           *self._newest_lens(sid, len(s.history.tokens) + 1))
 
     def _newest_lens(self, sid: SessionId, n: int) -> tuple[bool, bool]:
-        """What a Step or Back to ``n`` tokens brings of the newest position's lens: (the whole lens, its tops).
+        """What a run to ``n`` tokens (a Step, Back, an intervention) brings of the newest position's lens: (the whole
+        lens, its tops).
 
         The whole lens when that position is the selected one (the pipeline's, the Logit lens tab's path); its
         tops when it is, or a lens grid of the session is on screen (every newest column): with an earlier token
@@ -252,7 +253,8 @@ class AppState(QObject):
         whole = bool(self._grids_shown.get(sid.value))
         if position is not None and interventions is not None and s.holds_lens(position, interventions, whole):
             position = None
-        return Shown(position, s.selection.layer if kinds else None, kinds)
+        return Shown(position, s.selection.layer if kinds else None, kinds,
+                     *self._newest_lens(sid, len(s.history.tokens) if s.history is not None else 0))
 
     def back(self, session: SessionId | str = A) -> None:
         """Undo the newest token (stored frames, no model call)."""

@@ -55,12 +55,15 @@ def _prefetch(h: History) -> None:
 @dataclass(frozen=True)
 class Shown:
     """What the views show, which a new run of the text must bring: the selected ``position`` (None: the newest, or
-    an earlier one whose lens the views hold already) and, when an attention view is on screen, its ``layer`` and
-    the kinds of rows it reads ("pattern", "attn_scores") for the newest ``MAX_SIDE`` positions."""
+    an earlier one whose lens the views hold already), when an attention view is on screen its ``layer`` and the
+    kinds of rows it reads ("pattern", "attn_scores") for the newest ``MAX_SIDE`` positions, and whether they show
+    the newest position's whole lens and its tops (``InferenceWorker.step``'s ``with_lens`` / ``with_tops``)."""
 
     position: int | None = None
     layer: int | None = None
     attention: tuple[str, ...] = ()
+    newest_lens: bool = True
+    newest_tops: bool = True
 
 
 def _prefetch_shown(gen: Generator, shown: Shown) -> None:
@@ -199,8 +202,9 @@ class InferenceWorker(QObject):
         # model were this product made again).
         key = (id(gen.model), tuple(h.tokens), gen.interventions)
         lens, tops = self._lens_memo.get(key, (None, None))
-        if not with_tops and tops is None:  # nothing on screen shows this state's lens (auto-stepping)
-            self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, None, base))
+        if not with_tops and tops is None:  # nothing on screen shows this state's lens
+            self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, None, base,
+                                                     self._selected(session, h, position)))
             return
         if tops is None or (with_lens and lens is None):
             stack = residual_stack_at(h, n_layer, newest)
@@ -405,7 +409,7 @@ class InferenceWorker(QObject):
                 # Taking back the last change (an ablation removed, or put back) finds its frames computed:
                 # like Back, no model ran, and the status line keeps the time of the last run.
                 self._emit(req, session, (time.perf_counter() - t0) * 1000, gen.steps_rerun > 0,
-                           position=shown.position)
+                           shown.newest_lens, shown.newest_tops or shown.newest_lens, position=shown.position)
             else:
                 self.sigSkipped.emit(req, session)
         self._guard(req, session, go)

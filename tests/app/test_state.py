@@ -7,6 +7,7 @@ import pytest
 
 from gpt2viz.app.settings import Settings
 from gpt2viz.app.state import AppState
+from gpt2viz.core.interventions import HeadAblation
 from gpt2viz.core.session.session import Stage
 from gpt2viz.core.viewmodels.attention import attention_summary
 from gpt2viz.core.viewmodels.chart import chart_summary
@@ -346,5 +347,10 @@ def test_a_step_with_an_earlier_token_selected_leaves_the_newest_lens_for_later(
         pipeline_summary(s)
         lens_target(s)
         assert calls == []
+        st.select_position(2)  # an ablation's run brings the selected position's lens, not the newest's
+        st.add_intervention(HeadAblation(0, 1))
+        qtbot.waitUntil(lambda: not st.busy and st.history.current.interventions == (HeadAblation(0, 1),),
+                        timeout=20000)
+        assert s.holds_lens(2, (HeadAblation(0, 1),)) and not s.holds_lens(newest, (HeadAblation(0, 1),), False)
     finally:
         st.shutdown()

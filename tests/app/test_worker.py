@@ -135,6 +135,11 @@ def test_an_intervention_brings_the_lens_of_the_selected_earlier_position(export
     for req, position in ((4, None), (5, newest), (6, newest + 3)):  # the newest's comes with every result
         w.intervene(req, "A", (), Shown(position))
         assert got[-1].selected is None
+    # the views showing neither the newest position's lens nor its tops: only the selected position's comes
+    w.intervene(7, "A", (HeadAblation(0, 1),), Shown(2, newest_lens=False, newest_tops=False))
+    res = got[-1]
+    assert res.lens is None and res.lens_tops is None and res.selected[0] == 2
+    np.testing.assert_array_equal(res.selected[1], w.weights["A"].lens(residual_stack_at(res.history, 3, 2)))
 
 
 def test_an_intervention_brings_the_rows_a_shown_attention_view_reads(monkeypatch, exported):
