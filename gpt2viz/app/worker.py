@@ -107,7 +107,7 @@ class AheadLens:
     """The newest position's logit lens [n_layer + 1, V] and its tops, made ahead for the state of ``model`` with
     ``tokens`` under ``interventions`` (:meth:`InferenceWorker.work_ahead`)."""
 
-    model: object
+    model: Model
     tokens: tuple
     interventions: tuple
     lens: np.ndarray

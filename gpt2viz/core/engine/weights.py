@@ -175,12 +175,7 @@ class Weights:
 
         Made inside the lens graph, so the [N, V] logits stay in onnxruntime (a lens grid's columns).
         """
-        x = np.asarray(resid, dtype=np.float32)
-        self._table  # noqa: B018 - opens the lens session with the parameters
-        if self._lens_session is None:
-            return lens_top(self.lens(x))
-        top, p = self._lens_session.run(["top", "p_top"], _lens_feed(x))
-        return top, p
+        return self.lens_tops_with_rows(resid, ())[0]
 
     def lens_tops_with_rows(self, resid: np.ndarray, rows) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
         """:meth:`lens_tops` of residual vectors [N, E] and the whole lens [len(rows), V] of ``rows`` of them, from
