@@ -41,9 +41,18 @@ def mlp_summary(session: Session, neuron: int | None = None, selection: Selectio
     if h is None or w is None:
         return None
     sel = selection or session.selection
-    n = len(h.tokens)
-    pos = sel.position_in(n)
-    L = sel.layer
+    pos, L = sel.position_in(len(h.tokens)), sel.layer
+    # A position's MLP is the same after a Step or Back (the model is causal): made once and kept, a Step or Back
+    # with the MLP tab shown reads no unembedding (~7 ms at 200 tokens of a GPT-2-small-sized model on a 2-core
+    # EPYC) and no on-demand block. It reads the tokens up to the position, the interventions and (mean ablations)
+    # the prompt.
+    key = ("mlp", h.tokens[: max(pos + 1, h.prompt_len)], h.prompt_len, h.current.interventions, pos, L, neuron, n_top)
+    return session.remembered(key, lambda: _summary(session, h, pos, L, neuron, n_top))
+
+
+def _summary(session: Session, h, pos: int, L: int, neuron: int | None, n_top: int) -> MlpSummary:
+    """mlp_summary's numbers at position ``pos`` of block ``L``."""
+    w = session.weights
     post = h.hook_at(("post", L), pos)
     top = tuple(top_neurons(post, w.W_out_norms(L), n_top))
     neuron = top[0][0] if neuron is None or not 0 <= neuron < post.size else int(neuron)

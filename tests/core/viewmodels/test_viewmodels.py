@@ -389,3 +389,33 @@ def test_an_earlier_positions_pipeline_reads_the_unembedding_once(exported, monk
     np.testing.assert_allclose(ps.top_probs, p[list(ps.top_ids)], rtol=1e-5)
     np.testing.assert_allclose(ps.entropy, entropy(p), rtol=1e-5)
     s.select_position(None)
+
+
+def test_an_earlier_positions_mlp_is_made_once_across_steps(exported, monkeypatch):
+    """A position's MLP summary reads only the tokens up to it: after a Step it is the one made before (no
+    unembedding read), while another block, another neuron or an intervention makes its own."""
+    from gpt2viz.core.interventions import HeadAblation
+
+    s = make_session(exported["l3h4e32"], steps=0)
+    g = Generator(s.model)
+    g.start(PROMPT)
+    s.accept(g.history(), 1.0, None, True)
+    s.select_position(2)
+    s.select_block(1)
+    first = mlp_summary(s)
+    calls = []
+    real = Weights.unembed
+    monkeypatch.setattr(Weights, "unembed", lambda self, x: calls.append(1) or real(self, x))
+    g.step(SamplingSettings(temperature=0))
+    s.accept(g.history(), 1.0, None, True)
+    assert mlp_summary(s) is first and calls == []
+    s.select_block(2)
+    assert mlp_summary(s).layer == 2 and len(calls) == 1
+    s.select_block(1)
+    assert mlp_summary(s, neuron=first.neuron + 1).neuron == first.neuron + 1 and len(calls) == 2
+    g.set_interventions((HeadAblation(0, 1),))
+    s.accept(g.history(), 1.0, None, True)
+    ablated = mlp_summary(s)
+    assert ablated is not first and len(calls) == 3
+    np.testing.assert_array_equal(ablated.post, g.history().hook_at(("post", 1), 2))
+    s.select_position(None)
