@@ -233,15 +233,10 @@ class Session:
         self.history = history
         self.baseline = baseline if history.current.interventions else None
         key = (history.tokens, history.current.interventions)
-        if lens is not None:
-            self._remember(self._lens_cache, key, lens, 8)
-        if lens_tops is not None:
-            self._remember(self._tops_cache, key, lens_tops, 4096)
+        self._keep_lens(key, lens, lens_tops)
         if selected is not None:
             position, at_lens, at_tops = selected
-            at = self._lens_key(position)
-            self._remember(self._lens_cache, at, at_lens, 8)
-            self._remember(self._tops_cache, at, at_tops, 4096)
+            self._keep_lens(self._lens_key(position), at_lens, at_tops)
         if ran_model:
             self.last_ms = elapsed_ms
             self.model_runs += 1
@@ -257,9 +252,15 @@ class Session:
         Ignored for another model (the text's cached lenses are that model's)."""
         if model is not self.model:
             return
-        key = (tokens, tuple(interventions))
-        self._remember(self._lens_cache, key, lens, 8)
-        self._remember(self._tops_cache, key, tops, 4096)
+        self._keep_lens((tokens, tuple(interventions)), lens, tops)
+
+    def _keep_lens(self, key: tuple, lens: np.ndarray | None, tops) -> None:
+        """Keep a position's whole lens (the newest 8) and its tops (4096: a few KB each) under ``key``, each when
+        given (see :meth:`_lens_key`)."""
+        if lens is not None:
+            self._remember(self._lens_cache, key, lens, 8)
+        if tops is not None:
+            self._remember(self._tops_cache, key, tops, 4096)
 
     # ---- selection ------------------------------------------------------------------------------
     @property
@@ -465,10 +466,8 @@ class Session:
         so the grid's columns never cost one call each; their logits stay inside onnxruntime.
         """
         if full:
-            lens, tops = self.weights.lens_with_tops(residual_stack_at(self.history, self.n_layer, position))
-            key = self._lens_key(position)
-            self._remember(self._lens_cache, key, lens, 8)
-            self._remember(self._tops_cache, key, tops, 4096)
+            self._keep_lens(self._lens_key(position),
+                            *self.weights.lens_with_tops(residual_stack_at(self.history, self.n_layer, position)))
         n = len(self.history.tokens)
         around = range(max(0, n - LENS_WINDOW), n) if window else ()
         todo = [p for p in dict.fromkeys([position, *around]) if self._lens_key(p) not in self._tops_cache]
@@ -482,7 +481,6 @@ class Session:
                  and self._lens_key(p) not in self._final_cache][-FINAL_KEPT:]
         (top, prob), logits = self.weights.lens_tops_with_rows(stack, [i * rows + rows - 1 for i in final])
         for i, p in enumerate(todo):
-            self._remember(self._tops_cache, self._lens_key(p),
-                           (top[i * rows:(i + 1) * rows], prob[i * rows:(i + 1) * rows]), 4096)
+            self._keep_lens(self._lens_key(p), None, (top[i * rows:(i + 1) * rows], prob[i * rows:(i + 1) * rows]))
         for i, row in zip(final, logits):
             self._remember(self._final_cache, self._lens_key(todo[i]), row, FINAL_KEPT)
