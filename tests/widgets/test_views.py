@@ -147,6 +147,22 @@ def test_lens_grid_cells_show_the_lens_and_a_click_selects_the_column(win, qtbot
     qtbot.waitUntil(lambda: st.selected_position == g.positions[c], timeout=3000)
 
 
+def test_lens_grid_columns_are_measured_again_in_a_new_font(win):
+    """Column widths come from each text's width, measured once per text and font: a larger font makes every
+    column wide enough again (a width kept from the old font would cut the tokens off)."""
+    st, view = win.state, win.detail.views["Logit lens"]
+    win.detail.setCurrentWidget(view)
+    cells = view.table.model()
+    view._size_cells()  # every text measured in the font it has now
+    font = view.table.font()
+    font.setPointSizeF(font.pointSizeF() * 2)
+    view.table.setFont(font)
+    view._size_cells()
+    fm = view.table.fontMetrics()
+    assert all(view.table.columnWidth(k) > max(fm.horizontalAdvance(cells.index(i, k).data().split("\n")[0])
+                                               for i in range(cells.rowCount())) for k in range(cells.columnCount()))
+
+
 def test_the_lens_grid_tells_the_state_when_it_is_on_screen(win):
     """Auto-steps bring lens columns only while a grid is shown: the view reports its showing and hiding."""
     st, view = win.state, win.detail.views["Logit lens"]
