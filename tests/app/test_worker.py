@@ -302,3 +302,39 @@ def test_a_step_asked_for_no_lens_brings_none_and_the_worker_makes_it_ahead(expo
     w.work_ahead("A", 0, ("pattern",))  # the prompt's state: its result brought the lens
     w.step(5, "A", SamplingSettings(0.0), None, (), True, True)  # the same state again, now shown: its lens
     assert len(ahead) == 1 and got[-1].lens is ahead[0].lens
+
+
+def test_a_step_showing_its_lens_reads_the_unembedding_once(exported):
+    """A Step whose lens the views show (whole, or its tops for a lens grid) runs no LM head: the new position's
+    logits are its lens's last row, the model's own bit for bit, so the token and every number are the plain
+    step's. The result brings that lens; its tops are the lens graph's."""
+    from gpt2viz.core.analysis.lens import residual_stack_at
+    from gpt2viz.core.engine.model import Model
+    from gpt2viz.core.generation.sampling import SamplingSettings
+    from gpt2viz.core.generation.stepper import Generator
+
+    w, got = _worker(exported["l3h4e32"])
+    heads = []
+    model = w.gens["A"].model
+    run = model.run
+    model.run = lambda *a, **k: (heads.append(k.get("lm_head", True)), run(*a, **k))[1]
+    plain = Generator(Model(exported["l3h4e32"]))
+    prompt = "The capital of France is"
+    w.start(2, "A", prompt, ())
+    plain.start(model.tokenizer.encode(prompt))
+    for req, (whole, tops) in enumerate(((True, True), (False, True), (False, False)), start=3):
+        heads.clear()
+        s = SamplingSettings(1.0, 0, 1.0, req)
+        w.step(req, "A", s, None, (), whole, tops)
+        res, want = got[-1], plain.step(s)
+        assert heads == [not tops], (whole, tops)  # the LM head runs only when no lens is made with the step
+        assert res.history.tokens == want.tokens
+        np.testing.assert_array_equal(res.history.current.logits, want.logits)
+        if whole:
+            np.testing.assert_array_equal(res.lens[-1], want.logits)
+        if tops:
+            _, (top, p) = w.weights["A"].lens_with_tops(residual_stack_at(res.history, 3, len(want.tokens) - 1))
+            np.testing.assert_array_equal(res.lens_tops[0], top)
+            np.testing.assert_allclose(res.lens_tops[1], p)
+        else:
+            assert res.lens_tops is None

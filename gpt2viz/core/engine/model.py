@@ -381,7 +381,10 @@ class Model:
         # Only the last position's logits when that is all we keep: the LM head on P positions is a fifth
         # of a 1000-token prefill of GPT-2 small.
         last_only = not keep_all_logits and "logits" not in (hooks or ())  # every gated graph has last_logits
-        wanted = [h for h in wanted if h != "logits"] + (["last_logits"] if last_only else ["logits"])
+        if not plan.lm_head and not last_only:
+            raise ValueError("a call without the LM head keeps no logits (keep_all_logits, or 'logits' asked for)")
+        wanted = [h for h in wanted if h not in ("logits", "last_logits")] + \
+            (["last_logits"] if last_only else ["logits"]) * plan.lm_head
         # [B, H, P, K] hooks of chunks do not join into the one-shot's [B, H, P, P]: those runs go in one call.
         positional = all("K" not in shapes.get(h, "") for h in wanted)
         size = CHUNK if chunk is None else (int(chunk) or len(ids))

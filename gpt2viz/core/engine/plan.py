@@ -31,6 +31,11 @@ class Plan:
     release : bool, optional
         Hand back the memory the call's peak took in onnxruntime's arena (a few ms more); default: for
         calls of ``model.TRIM_FROM`` positions or more.
+    lm_head : bool
+        False: the LM head does not run at all and the trace has no logits (``last_logits`` None) until the
+        caller gives them (:meth:`~gpt2viz.core.engine.trace.Trace.with_last_logits`): a logit lens over the
+        last position makes them with its other rows, from one read of the unembedding instead of two. Not
+        with ``keep_all_logits`` or ``logits`` asked for.
     """
 
     hooks: tuple[str, ...] | None = None
@@ -39,6 +44,7 @@ class Plan:
     means: Mapping | None = None
     chunk: int | None = None
     release: bool | None = None
+    lm_head: bool = True
 
     def __post_init__(self):
         # Any iterable of names or interventions is accepted; stored as tuples so a plan is a value.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -22,8 +22,9 @@ class Trace(Mapping):
         Absolute position of the first of them (0 for a prefill, the past length for a step).
     hooks : Mapping[str, np.ndarray]
         Hook name -> read-only array without the batch dimension.
-    last_logits : np.ndarray
-        [V] logits at the last position (kept even when ``logits`` for all positions is dropped).
+    last_logits : np.ndarray or None
+        [V] logits at the last position (kept even when ``logits`` for all positions is dropped); None from a call
+        that ran no LM head (``Plan.lm_head``) until :meth:`with_last_logits` gives them.
     ondemand : gpt2viz.core.engine.ondemand.OnDemand, optional
         Hooks a long prefill did not keep (scores, patterns, MLP activations), computed exactly from
         the stored ones when read, a few kept. ``trace[name]``, ``in``, iteration and ``len`` count
@@ -33,7 +34,7 @@ class Trace(Mapping):
     tokens: tuple[int, ...]
     start: int
     hooks: Mapping[str, np.ndarray] = field(repr=False)
-    last_logits: np.ndarray = field(repr=False)
+    last_logits: np.ndarray | None = field(repr=False)
     ondemand: object = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -52,8 +53,16 @@ class Trace(Mapping):
                     continue  # [P, V] is 196 MiB at 1024 tokens for GPT-2: keep only what views need
             a.flags.writeable = False
             hooks[name] = a
-        last.flags.writeable = False
+        if last is not None:
+            last.flags.writeable = False
         return cls(tuple(int(t) for t in tokens), int(start), hooks, last, ondemand)
+
+    def with_last_logits(self, logits: np.ndarray) -> "Trace":
+        """This trace with its last position's [V] ``logits``, made elsewhere from this call's residual (a trace of a
+        call that ran no LM head: ``Plan.lm_head``)."""
+        last = np.array(logits, dtype=np.float32).reshape(-1)
+        last.flags.writeable = False
+        return replace(self, last_logits=last)
 
     def __getitem__(self, key) -> np.ndarray:
         name = resolve(key)
@@ -86,4 +95,5 @@ class Trace(Mapping):
         """Memory held by the arrays of this trace (stored hooks, and on-demand ones kept for now)."""
         kept = self.ondemand.nbytes() if self.ondemand is not None else 0
         # a long prefill's residual after block L is block L + 1's input: one array under both names
-        return sum({id(a): a.nbytes for a in self.hooks.values()}.values()) + self.last_logits.nbytes + kept
+        last = self.last_logits.nbytes if self.last_logits is not None else 0
+        return sum({id(a): a.nbytes for a in self.hooks.values()}.values()) + last + kept

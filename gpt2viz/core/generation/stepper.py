@@ -215,8 +215,13 @@ class Generator:
         """The next-token distribution under ``settings`` and the token a step would choose. No model run."""
         return pick(self.current.logits, settings, len(self.tokens))
 
-    def step(self, settings: SamplingSettings, token: int | None = None) -> Frame:
-        """Append one token (sampled, or ``token`` when forced) and run it through the model with the cache."""
+    def step(self, settings: SamplingSettings, token: int | None = None, logits_from=None) -> Frame:
+        """Append one token (sampled, or ``token`` when forced) and run it through the model with the cache.
+
+        ``logits_from``, when given, makes the new position's logits instead of the model's LM head: called with
+        the new state's History (its frame without logits), it returns the [V] logits of its last position. The
+        worker gives one that makes the position's logit lens, whose last row the logits are: the lens and the
+        logits then read the unembedding (the LM head's weight, 154 MB for GPT-2 small) once, not twice."""
         if not self.can_step():
             raise ContextLimitError(f"the context is full: {self.model.name} reads at most "
                                     f"{self.model.config.n_positions} tokens. Go back or reset.")
@@ -225,15 +230,19 @@ class Generator:
             _, token = self.preview(settings)
         elif not 0 <= int(token) < self.model.config.vocab_size:
             raise ValueError(f"token id {token} is outside the vocabulary")
-        return self._run_step(int(token), forced)
+        return self._run_step(int(token), forced, logits_from)
 
-    def _run_step(self, token: int, forced: bool) -> Frame:
+    def _run_step(self, token: int, forced: bool, logits_from=None) -> Frame:
         n = len(self.tokens)
         past = self._cache if self._cache.length == n else self._cache.truncated(n)
         t0 = time.perf_counter()
         trace, cache = self.model.run([token], past, hooks=self.hooks, interventions=self.interventions,
-                                      means=self._means)
-        frame = Frame(self.tokens + (token,), trace, (time.perf_counter() - t0) * 1000, forced, self.interventions)
+                                      means=self._means, lm_head=logits_from is None)
+        tokens = self.tokens + (token,)
+        if logits_from is not None:  # nothing is kept before the logits are: a failure leaves the state as it was
+            unfinished = Frame(tokens, trace, 0.0, forced, self.interventions)
+            trace = trace.with_last_logits(logits_from(History((*self.frames, unfinished), self.prompt_len)))
+        frame = Frame(tokens, trace, (time.perf_counter() - t0) * 1000, forced, self.interventions)
         self.frames.append(frame)
         self._cache = cache
         od = self.frames[0].trace.ondemand

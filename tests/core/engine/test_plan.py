@@ -68,3 +68,20 @@ def test_run_with_cache_and_hooks(exported):
     np.testing.assert_array_equal(patched[:3], logits[:3])  # earlier positions cannot see position 3
     assert not np.allclose(patched[3:], logits[3:])
     assert model.to_tokens("abc") == model.tokenizer.encode("abc")
+
+
+def test_a_call_without_the_lm_head_has_every_hook_and_no_logits(exported):
+    """``lm_head=False``: the LM head does not run (its gate fed false), every other hook is the same; the caller
+    gives the logits (Trace.with_last_logits). Asking for logits too is an error, not a silent empty array."""
+    model = Model(exported["l3h4e32"])
+    full, _ = model.run(IDS)
+    bare, _ = model.run(IDS, lm_head=False)
+    assert bare.last_logits is None and set(bare) == set(full)
+    for n in full:
+        np.testing.assert_array_equal(bare[n], full[n])
+    given = bare.with_last_logits(full.last_logits)
+    np.testing.assert_array_equal(given.last_logits, full.last_logits)
+    assert not given.last_logits.flags.writeable and given.nbytes() == full.nbytes()
+    for plan in (Plan(lm_head=False, keep_all_logits=True), Plan(lm_head=False, hooks=("logits",))):
+        with pytest.raises(ValueError, match="LM head"):
+            model.run(IDS, plan=plan)

@@ -217,3 +217,36 @@ def test_old_folder_says_how_to_upgrade_and_upgrade_works(exported, tmp_path):
         np.testing.assert_array_equal(before[k], after[k])
     abl, _ = m2.run(PROMPT, interventions=(HeadAblation(0, 0),))
     assert np.all(abl["z", 0][:, 0] == 0)
+
+
+def test_a_step_can_take_its_logits_from_the_callers_lens(exported):
+    """``logits_from`` gets the new state (its frame without logits) and gives the new position's logits: the
+    model's LM head does not run. The lens graph's last row over that position is the model's logits bit for bit,
+    so the step, its token and its hooks are the plain step's. A failure there leaves the generator as it was."""
+    from gpt2viz.core.analysis.lens import residual_stack_at
+    from gpt2viz.core.engine.weights import Weights
+
+    model = Model(exported["l3h4e32"])
+    weights, seen = Weights.of(model), []
+
+    def lens_logits(h):
+        seen.append((h.tokens, h.current.trace.last_logits))
+        return weights.lens_with_tops(residual_stack_at(h, 3, len(h.tokens) - 1))[0][-1]
+
+    plain, lensed = Generator(model), Generator(model)
+    for g in (plain, lensed):
+        g.start([464, 3139, 286, 4881, 318])
+    for seed in range(3):
+        s = SamplingSettings(1.0, 0, 1.0, seed)
+        a, b = plain.step(s), lensed.step(s, None, lens_logits)
+        assert a.tokens == b.tokens and seen[-1] == (b.tokens, None)
+        np.testing.assert_array_equal(a.logits, b.logits)
+        np.testing.assert_array_equal(a.trace["resid_post", 2], b.trace["resid_post", 2])
+    frames, tokens = len(lensed.frames), lensed.tokens
+
+    def broken(_h):
+        raise RuntimeError("lens failed")
+    with pytest.raises(RuntimeError, match="lens failed"):
+        lensed.step(SamplingSettings(0.0), None, broken)
+    assert len(lensed.frames) == frames and lensed.tokens == tokens
+    np.testing.assert_array_equal(lensed.step(SamplingSettings(0.0)).logits, plain.step(SamplingSettings(0.0)).logits)
