@@ -385,7 +385,8 @@ class InferenceWorker(QObject):
                 raise RuntimeError(QCoreApplication.translate("Worker", "run a prompt first"))
             if tuple(interventions) != gen.interventions:
                 gen.set_interventions(interventions)
-            lens_in_step = self._lens_in_step(session, gen, with_lens) if with_lens or with_tops else None
+            lens_in_step = self._lens_in_step(session, gen, with_lens) \
+                if (with_lens or with_tops) and self.weights[session].lens_is_the_models_head else None
             frame = gen.step(settings, token, lens_in_step)
             self._emit(req, session, frame.elapsed_ms, True, with_lens, with_tops or with_lens)
         self._guard(req, session, go)

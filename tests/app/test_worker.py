@@ -338,3 +338,11 @@ def test_a_step_showing_its_lens_reads_the_unembedding_once(exported):
             np.testing.assert_allclose(res.lens_tops[1], p)
         else:
             assert res.lens_tops is None
+    # A lens left to numpy (a graph of another shape) is not the model's head bit for bit: the LM head runs.
+    w.weights["A"]._lens_session = None
+    assert not w.weights["A"].lens_is_the_models_head
+    heads.clear()
+    s = SamplingSettings(1.0, 0, 1.0, 99)
+    w.step(9, "A", s, None, (), True, True)
+    assert heads == [True]
+    np.testing.assert_array_equal(got[-1].history.current.logits, plain.step(s).logits)

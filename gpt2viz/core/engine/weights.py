@@ -120,6 +120,14 @@ class Weights:
             self._norms[name] = norms
         return norms
 
+    @property
+    def lens_is_the_models_head(self) -> bool:
+        """Whether the lens runs the model's own final LayerNorm and LM head nodes in onnxruntime (the lens graph),
+        so that its last row over a position is the model's logits there bit for bit; False when a graph of
+        another shape leaves the lens to numpy."""
+        self._table  # noqa: B018 - opens the lens session with the parameters
+        return self._lens_session is not None
+
     @cached_property
     def embedding_norms(self) -> np.ndarray:
         """[V] lengths of the token embeddings, for cosine-similarity searches (a unit-length copy of
