@@ -102,6 +102,12 @@ class Result:
     selected: tuple | None = None
 
 
+def _memo_key(gen: Generator, h: History) -> tuple:
+    """The key of ``h``'s newest lens in the worker's memo: the model (by id: the memo is cleared when a model
+    loads), the tokens and the interventions in force."""
+    return id(gen.model), tuple(h.tokens), gen.interventions
+
+
 @dataclass(frozen=True)
 class AheadLens:
     """The newest position's logit lens [n_layer + 1, V] and its tops, made ahead for the state of ``model`` with
@@ -200,7 +206,7 @@ class InferenceWorker(QObject):
         # Back and Reset come back to a state this worker has already emitted: its lens is remembered
         # (the same arrays the session keeps; ~11 ms of every Back at 200 tokens of a GPT-2-small-sized
         # model were this product made again).
-        key = (id(gen.model), tuple(h.tokens), gen.interventions)
+        key = _memo_key(gen, h)
         lens, tops = self._lens_memo.get(key, (None, None))
         if not with_tops and tops is None:  # nothing on screen shows this state's lens
             self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, None, base,
@@ -219,6 +225,7 @@ class InferenceWorker(QObject):
                                                  self._selected(session, h, position)))
 
     def _remember_lens(self, key: tuple, lens: np.ndarray | None, tops) -> None:
+        """Remember the newest position's lens and tops of a state under its :func:`_memo_key`."""
         self._lens_memo[key] = (lens, tops)
         self._lens_memo.move_to_end(key)
         while len(self._lens_memo) > LENS_MEMO:
@@ -400,7 +407,7 @@ class InferenceWorker(QObject):
         weights, n_layer = self.weights[session], gen.model.config.n_layer
 
         def logits_from(h: History) -> np.ndarray:
-            key = (id(gen.model), tuple(h.tokens), gen.interventions)
+            key = _memo_key(gen, h)
             lens, tops = self._lens_memo.get(key, (None, None))
             if lens is not None:  # a state met before (a Step after Back): its lens holds the logits already
                 return lens[-1]
@@ -484,7 +491,7 @@ class InferenceWorker(QObject):
             return
         n_layer, h = gen.model.config.n_layer, gen.history()
         order = sorted(range(n_layer), key=lambda L: (abs(L - layer), L))
-        key = (id(gen.model), tuple(h.tokens), gen.interventions)
+        key = _memo_key(gen, h)
         # the lens unless this worker made it with a result (then the session holds it)
         lens = [("lens", key)] if self._lens_memo.get(key, (None,))[0] is None else []
         todo = iter(lens + [(k, L) for L in order for k in kinds])
