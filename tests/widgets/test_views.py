@@ -147,6 +147,40 @@ def test_lens_grid_cells_show_the_lens_and_a_click_selects_the_column(win, qtbot
     qtbot.waitUntil(lambda: st.selected_position == g.positions[c], timeout=3000)
 
 
+def test_lens_grid_paints_each_cell_in_its_probabilitys_colour_and_the_selected_one_highlighted(win):
+    """LensTable paints the cells itself: each cell's inside is its probability's colour over the table's base
+    (the model's colour, alpha-blended), the selected cell the highlight, and Qt's grid line lies between."""
+    from PySide6.QtCore import QItemSelectionModel
+    from PySide6.QtGui import QPalette
+
+    st, view = win.state, win.detail.views["Logit lens"]
+    win.detail.setCurrentWidget(view)
+    table, cells = view.table, view.cells
+    sel = (1, cells.columnCount() - 1)
+    table.selectionModel().select(cells.index(*sel), QItemSelectionModel.ClearAndSelect)
+    image = table.viewport().grab().toImage()
+    pal = table.palette()
+    base = pal.color(QPalette.Base)
+    checked = 0
+    for r in range(cells.rowCount()):
+        for c in range(cells.columnCount()):
+            rect = table.visualRect(cells.index(r, c))
+            if not table.viewport().rect().contains(rect):
+                continue
+            got = image.pixelColor(rect.left() + 1, rect.top() + 1)
+            if (r, c) == sel:
+                want = pal.color(QPalette.Highlight).getRgb()[:3]
+            else:
+                colour = cells.colour(r, c)
+                a = colour.alpha() / 255
+                want = [v * a + b * (1 - a) for v, b in zip(colour.getRgb()[:3], base.getRgb()[:3])]
+            assert np.abs(np.array(got.getRgb()[:3]) - np.array(want)).max() <= 1, (r, c)
+            checked += 1
+            # the grid line under the cell is not the cell's colour
+            assert image.pixelColor(rect.left() + 1, rect.bottom() + 1) != got or (r, c) == sel
+    assert checked >= 6
+
+
 def test_lens_grid_columns_are_measured_again_in_a_new_font(win):
     """Column widths come from each text's width, measured once per text and font: a larger font makes every
     column wide enough again (a width kept from the old font would cut the tokens off)."""

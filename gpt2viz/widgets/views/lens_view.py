@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLineEdit, QSplitter, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLineEdit, QSplitter, QVBoxLayout, QWidget
 
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.lens import MAX_POSITIONS, LensGrid, LensTarget, lens_grid, lens_target
 from gpt2viz.widgets.views.common import LazyView, note, set_title, symbol_style, themed_plot
-from gpt2viz.widgets.views.lens_grid_model import LensCellDelegate, LensGridModel
+from gpt2viz.widgets.views.lens_grid_model import LensGridModel, LensTable
 
 
 WIDTHS_KEPT = 4096  # texts whose widths _width keeps (a few tokens a step): cleared when more
@@ -24,10 +24,9 @@ class LensView(LazyView):
         super().__init__(parent)
         self.bind(state, session)
         self.caption = note()
-        self.table = QTableView()
+        self.table = LensTable()
         self.cells = LensGridModel(self)
         self.table.setModel(self.cells)
-        self.table.setItemDelegate(LensCellDelegate(self.cells, self.table))
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.clicked.connect(lambda index: self._on_cell(index.row(), index.column()))
         self.target = QLineEdit()
