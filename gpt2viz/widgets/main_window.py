@@ -43,7 +43,7 @@ from gpt2viz.widgets.pipeline import PipelineView
 from gpt2viz.widgets.prob_chart import ProbabilityChart
 from gpt2viz.widgets.snapshot import view_title
 from gpt2viz.widgets.token_strip import TokenStrip
-from gpt2viz.widgets.views.common import SteadyLabel, plots
+from gpt2viz.widgets.views.common import LayoutFence, SteadyLabel, plots
 
 if TYPE_CHECKING:
     from gpt2viz.widgets.compare import CompareDock
@@ -110,7 +110,7 @@ class MainWindow(Retranslating, QMainWindow):
         lay.addWidget(self.controls)
         self.setCentralWidget(central)
         self.status = SteadyLabel()  # its numbers change at every step: the status bar is not laid out again
-        self.statusBar().addPermanentWidget(self.status)
+        self.statusBar().addPermanentWidget(LayoutFence(self.status))
         # A long prompt is read in chunks on the worker thread: how far it got (Reset or a new prompt cancels)
         self.prefill_bar = QProgressBar()
         self.prefill_bar.setMaximumWidth(260)

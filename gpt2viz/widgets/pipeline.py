@@ -21,6 +21,7 @@ from gpt2viz.core.session.session import Stage, StageKind
 from gpt2viz.core.viewmodels.features import features_summary
 from gpt2viz.core.viewmodels.pipeline import PipelineSummary, pipeline_summary
 from gpt2viz.widgets.language import Retranslating
+from gpt2viz.widgets.views.common import LayoutFence
 
 # Five text lines under a block's glyph, CJK too: the read-out token's line and, with interventions in force, the
 # answer's rank and change each wrap in two when the token is long.
@@ -218,7 +219,7 @@ class PipelineView(Retranslating, QWidget):
         self.explanation.setMinimumHeight(40)
         row = QHBoxLayout()
         row.addWidget(self.prev_btn)
-        row.addWidget(self.explanation, 1)
+        row.addWidget(LayoutFence(self.explanation), 1)  # a new text each stage and step: drawn, not laid out
         row.addWidget(self.next_btn)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)

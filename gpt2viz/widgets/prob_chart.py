@@ -18,7 +18,7 @@ from gpt2viz.app.state import AppState
 from gpt2viz.core.generation.sampling import top_k_text
 from gpt2viz.core.viewmodels.chart import N_BARS, ChartSummary, chart_summary
 from gpt2viz.widgets.language import Retranslating
-from gpt2viz.widgets.views.common import SteadyLabel, repaint_whole, set_ticks
+from gpt2viz.widgets.views.common import LayoutFence, SteadyLabel, repaint_whole, set_ticks
 from gpt2viz.widgets.views.kept_axis import kept_axes
 
 REACH_SLACK = 1.2  # how much further than it must the probability axis may reach before it is fitted again
@@ -118,7 +118,7 @@ class ProbabilityChart(Retranslating, QWidget):
         self.seed.valueChanged.connect(lambda v: self._set(seed=v))
 
         lay = QVBoxLayout(self)
-        lay.addWidget(self.title)
+        lay.addWidget(LayoutFence(self.title))
         lay.addWidget(self.plot, 1)
         lay.addWidget(self.legend)
         lay.addLayout(form)

@@ -237,6 +237,47 @@ def test_a_steady_label_grows_with_its_text_and_measures_again_at_a_new_width(qt
     assert wide >= status.sizeHint().width() and status.minimumWidth() == wide
 
 
+def test_a_layout_fence_lays_out_only_a_label_that_outgrows_its_room(qtbot):
+    """Behind a LayoutFence a new text that fits the label's room asks no layout around it to be made again; one
+    that needs more room is laid out as without the fence (the label grows, the widget under it moves down)."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+    from gpt2viz.widgets.views.common import LayoutFence, note
+
+    box = QWidget()
+    qtbot.addWidget(box)
+    lay = QVBoxLayout(box)
+    label, under = note(), QLabel("under")
+    lay.addWidget(LayoutFence(label))
+    lay.addWidget(under)
+    lay.addStretch(1)
+    box.resize(200, 400)
+    box.show()
+    qtbot.waitExposed(box)
+    label.setText("one line")  # a wrapped label's first text turns its size policy's height-for-width on
+    qtbot.wait(20)
+    requests = []
+
+    class Spy(QObject):
+        def eventFilter(self, obj, e):
+            if obj is box and e.type() == QEvent.LayoutRequest:
+                requests.append(e)
+            return False
+
+    spy = Spy()
+    box.installEventFilter(spy)
+    top, one = under.y(), label.height()
+    label.setText("another line")
+    qtbot.wait(20)
+    assert requests == [] and under.y() == top and label.height() == one
+    label.setText("many words " * 20)
+    qtbot.waitUntil(lambda: label.height() > 2 * one)
+    assert requests and under.y() >= label.height()
+    assert label.heightForWidth(label.width()) <= label.height()  # the whole text shows
+
+
+
 def test_an_ablation_with_an_earlier_token_selected_runs_no_lens_on_the_gui_thread(qtbot, stepped_window):
     """With an earlier token selected, the pipeline shows that position's top tokens and output under the
     ablation: the worker makes them with the run (they were two LM-head calls on the GUI thread, ~17 ms at

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLineEdit, QSplitt
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.lens import MAX_POSITIONS, LensGrid, LensTarget, lens_grid, lens_target
-from gpt2viz.widgets.views.common import LazyView, note, set_title, symbol_style, themed_plot
+from gpt2viz.widgets.views.common import LayoutFence, LazyView, note, set_title, symbol_style, themed_plot
 from gpt2viz.widgets.views.lens_grid_model import LensGridModel, LensTable
 
 
@@ -42,7 +42,7 @@ class LensView(LazyView):
         row.addWidget(self.target)
         rl.addLayout(row)
         rl.addWidget(self.chart, 1)
-        rl.addWidget(self.rank_label)
+        rl.addWidget(LayoutFence(self.rank_label))
         split = QSplitter()
         split.addWidget(self.table)
         split.addWidget(right)
@@ -50,7 +50,7 @@ class LensView(LazyView):
         split.setStretchFactor(1, 2)
         split.setSizes([600, 400])  # the grid is the point of the view: give it the larger share
         lay = QVBoxLayout(self)
-        lay.addWidget(self.caption)
+        lay.addWidget(LayoutFence(self.caption))  # its count of positions changes at every step
         lay.addWidget(split, 1)
         self.grid: LensGrid | None = None
         self.path: LensTarget | None = None
