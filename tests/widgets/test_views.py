@@ -330,6 +330,35 @@ def test_pipeline_paints_a_part_of_itself_as_it_paints_the_whole(win):
     assert part.copy(part_rect) == whole.copy(part_rect)
 
 
+def test_pipeline_frames_follow_the_selected_stage_and_the_palette(win):
+    """Each cell's frame is drawn once per look and kept: the selected stage's frame is in the highlight colour,
+    the others in the palette's mid colour, and a new palette's colours are used at once."""
+    from PySide6.QtGui import QColor, QImage, QPalette
+
+    cells, st = win.pipeline.cells, win.state
+    cells.resize(cells.sizeHint())
+
+    def edge_colours():
+        image = QImage(cells.size(), QImage.Format_ARGB32)
+        image.fill(0)
+        cells.render(image)
+        return [image.pixelColor(int(cells.cell_rect(i).left()), int(cells.cell_rect(i).center().y()))
+                for i in range(len(st.session().stages()))]
+
+    stages = st.session().stages()
+    st.select_stage(stages[2])
+    pal = cells.palette()
+    colours = edge_colours()
+    assert colours[2] == pal.color(QPalette.Highlight)
+    assert all(c != pal.color(QPalette.Highlight) for i, c in enumerate(colours) if i != 2)
+    st.select_stage(stages[4])
+    assert edge_colours()[2] != pal.color(QPalette.Highlight) and edge_colours()[4] == pal.color(QPalette.Highlight)
+    red = QPalette(pal)
+    red.setColor(QPalette.Highlight, QColor(255, 0, 0))
+    cells.setPalette(red)
+    assert edge_colours()[4] == QColor(255, 0, 0)
+
+
 def test_the_hidden_journey_waits_and_catches_up_when_shown(win):
     from gpt2viz.core.viewmodels.journey import PAGES
 
