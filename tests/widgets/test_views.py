@@ -181,6 +181,35 @@ def test_lens_grid_paints_each_cell_in_its_probabilitys_colour_and_the_selected_
     assert checked >= 6
 
 
+def test_lens_table_sets_its_scroll_bar_as_qt_does_when_only_widths_change(qtbot, tmp_path, exported):
+    """When a Step only changes the columns' widths the table sets its horizontal bar itself, without drawing the
+    bars again; the range and page are what QTableView's own layout gives for every mix of widths."""
+    from PySide6.QtWidgets import QTableView
+
+    from tests.widgets.conftest import run_window
+
+    win = run_window(qtbot, tmp_path, exported["l3h4e32"],
+                     "The capital of France is Paris, the capital of Italy is Rome and the capital of Spain is")
+    st, view = win.state, win.detail.views["Logit lens"]
+    win.detail.setCurrentWidget(view)
+    qtbot.wait(50)
+    table = view.table
+    bars = {table.horizontalScrollBar(): "h", table.verticalScrollBar(): "v"}
+    painted, _spy = count_paints(bars)
+    st.step()
+    qtbot.waitUntil(lambda: not st.busy and view.grid.positions[-1] == len(st.history.tokens) - 1, timeout=20000)
+    qtbot.wait(100)
+    assert painted["v"] == 0
+    head, bar = table.horizontalHeader(), table.horizontalScrollBar()
+    for widths in ([40] * 16, [40] * 15 + [400], [300] + [30] * 15, [90, 20] * 8, [1000] * 16):
+        for c, w in enumerate(widths):
+            head.resizeSection(c, w)
+        table.updateGeometries()  # ours
+        ours = (bar.minimum(), bar.maximum(), bar.pageStep())
+        QTableView.updateGeometries(table)  # Qt's
+        assert ours == (bar.minimum(), bar.maximum(), bar.pageStep()), widths
+
+
 def test_lens_grid_columns_are_measured_again_in_a_new_font(win):
     """Column widths come from each text's width, measured once per text and font: a larger font makes every
     column wide enough again (a width kept from the old font would cut the tokens off)."""
