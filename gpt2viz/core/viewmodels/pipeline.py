@@ -119,7 +119,12 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
         # They read the tokens up to the next one, the interventions and (mean ablations) the prompt.
         key = ("pipeline", h.tokens[: max(pos + 2, h.prompt_len)], h.prompt_len, h.current.interventions, pos)
         return replace(session.remembered(key, lambda: _summary(session, h, cfg, pos, n)), n_tokens=n)
-    return _summary(session, h, cfg, pos, n)
+    # The newest position's cells also show the step's choice, which the sampling settings make from the logits,
+    # and with interventions the change against the run without them: kept with both in the key, a Back to a
+    # text met before finds them (~1 ms of its frame, as above).
+    key = ("pipeline newest", h.tokens, h.prompt_len, h.current.interventions, session.sampling,
+           session.baseline is None)
+    return session.remembered(key, lambda: _summary(session, h, cfg, pos, n))
 
 
 def _summary(session: Session, h, cfg, pos: int, n: int) -> PipelineSummary:

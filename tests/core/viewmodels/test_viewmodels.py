@@ -117,8 +117,21 @@ def test_an_earlier_positions_pipeline_cells_are_made_once_for_step_and_back(exp
     pipeline_summary(s)
     assert made == [3]
     s.select_position(None)
-    pipeline_summary(s)
-    assert made == [3, len(full.tokens) - 1]  # the newest position is made at each call
+    newest = pipeline_summary(s)
+    n = len(full.tokens) - 1
+    assert made == [3, n] and pipeline_summary(s) is newest and made == [3, n]
+    s.accept(type(full)(full.frames[:-1], full.prompt_len - 1), 0.0, None, False)  # Back
+    assert pipeline_summary(s).position == n - 1 and made == [3, n, n - 1]
+    s.accept(type(full)(full.frames, full.prompt_len - 1), 0.0, None, False)  # and the Step again: kept
+    assert pipeline_summary(s) is newest and made == [3, n, n - 1]
+    # the step's choice follows the sampling settings: other settings, other cells
+    assert newest.choice.sampling.greedy
+    s.set_sampling(temperature=2.0, seed=7)
+    hot = pipeline_summary(s)
+    assert made == [3, n, n - 1, n] and hot.choice.sampling == s.sampling
+    dist, chosen = s.distribution()
+    assert hot.choice.chosen == chosen and hot.choice.p_final == pytest.approx(float(dist.final[chosen]))
+    assert replace(hot, choice=None, blocks=()) == replace(newest, choice=None, blocks=())
 
 
 def test_output_logits_are_the_models_at_every_position(exported, torch_models):
