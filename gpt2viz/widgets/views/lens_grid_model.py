@@ -12,7 +12,7 @@ frame; a delegate of ours, called once per cell, still 1.8 ms).
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPointF, QRect, Qt
-from PySide6.QtGui import QColor, QPainter, QPalette, QStaticText
+from PySide6.QtGui import QColor, QPainter, QPalette, QStaticText, QTransform
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyleOptionViewItem, QTableView
 
 from gpt2viz.core.viewmodels.lens import LensGrid
@@ -125,6 +125,7 @@ class LensTable(QTableView):
                 self._texts.clear()
             st = self._texts[key] = QStaticText(text)
             st.setTextFormat(Qt.PlainText)
+            st.prepare(QTransform(), self.font())  # its size, for centring, in the table's font
         return st
 
     def _fill(self, base: QColor, prob: float) -> QColor:
