@@ -516,7 +516,7 @@ class AppState(QObject):
         if s is None or not self.requests.live(req, session):
             return  # a result for a prompt or model that has since been replaced
         s.accept(result.history, result.elapsed_ms, result.lens, result.ran_model, result.lens_tops, result.baseline,
-                 result.selected)
+                 result.selected, result.distribution)
         if session_id(session) is A:
             self.player.after_result()
         self._prefetch_sid = session_id(session)

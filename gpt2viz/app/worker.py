@@ -100,6 +100,9 @@ class Result:
     # The selected earlier position's lens and its tops, made with a run the views have not seen: (position, lens
     # [n_layer + 1, V], tops). Its last row is the model's output there, which the pipeline shows.
     selected: tuple | None = None
+    # A step's new state's next-token distribution: (settings, Distribution, the token a step would take), the
+    # Generator's preview, which the next step under the same settings samples from (the views show it).
+    distribution: tuple | None = None
 
 
 def _memo_key(gen: Generator, h: History) -> tuple:
@@ -194,7 +197,7 @@ class InferenceWorker(QObject):
             return getattr(self, "_all", False) or req < self._job_barrier.get(job, 0)
 
     def _emit(self, req: int, session: str, elapsed_ms: float, ran: bool, with_lens: bool = True,
-              with_tops: bool = True, position: int | None = None) -> None:
+              with_tops: bool = True, position: int | None = None, distribution: tuple | None = None) -> None:
         # The logit lens of the newest position is a [layers + 1, V] matmul (≈ 0.5 GFLOP for GPT-2
         # small): every view wants it after a step, so it is made here, off the GUI thread. While
         # auto-stepping the views skip most frames; then the views compute the few they draw on demand
@@ -210,7 +213,7 @@ class InferenceWorker(QObject):
         lens, tops = self._lens_memo.get(key, (None, None))
         if not with_tops and tops is None:  # nothing on screen shows this state's lens
             self.sigResult.emit(req, session, Result(h, elapsed_ms, None, ran, None, base,
-                                                     self._selected(session, h, position)))
+                                                     self._selected(session, h, position), distribution))
             return
         if tops is None or (with_lens and lens is None):
             stack = residual_stack_at(h, n_layer, newest)
@@ -222,7 +225,7 @@ class InferenceWorker(QObject):
                 tops = self.weights[session].lens_tops(stack)
         self._remember_lens(key, lens, tops)
         self.sigResult.emit(req, session, Result(h, elapsed_ms, lens if with_lens else None, ran, tops, base,
-                                                 self._selected(session, h, position)))
+                                                 self._selected(session, h, position), distribution))
 
     def _remember_lens(self, key: tuple, lens: np.ndarray | None, tops) -> None:
         """Remember the newest position's lens and tops of a state under its :func:`_memo_key`."""
@@ -395,7 +398,10 @@ class InferenceWorker(QObject):
             lens_in_step = self._lens_in_step(session, gen, with_lens) \
                 if (with_lens or with_tops) and self.weights[session].lens_is_the_models_head else None
             frame = gen.step(settings, token, lens_in_step)
-            self._emit(req, session, frame.elapsed_ms, True, with_lens, with_tops or with_lens)
+            # the new state's distribution, made once: the views show it and the next step samples from it
+            dist, chosen = gen.preview(settings)
+            self._emit(req, session, frame.elapsed_ms, True, with_lens, with_tops or with_lens,
+                       distribution=(settings, dist, chosen))
         self._guard(req, session, go)
 
     def _lens_in_step(self, session: str, gen: Generator, whole: bool):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from gpt2viz.app.worker import InferenceWorker, Shown
 from gpt2viz.core.engine import ondemand
@@ -346,3 +347,35 @@ def test_a_step_showing_its_lens_reads_the_unembedding_once(exported):
     w.step(9, "A", s, None, (), True, True)
     assert heads == [True]
     np.testing.assert_array_equal(got[-1].history.current.logits, plain.step(s).logits)
+
+
+def test_a_steps_result_brings_the_new_states_distribution_and_the_next_step_samples_from_it(exported,
+                                                                                             monkeypatch):
+    """The worker makes the new state's next-token distribution after a step, once: the result brings it (the
+    session's distribution() then makes none under the same settings) and the next step samples from it."""
+    from gpt2viz.core.generation import sampling, stepper
+    from gpt2viz.core.generation.sampling import SamplingSettings
+    from gpt2viz.core.session.session import Session
+
+    w, got = _worker(exported["l3h4e32"])
+    w.start(2, "A", "The capital of France is", ())
+    picks = []
+    made = sampling.pick
+    monkeypatch.setattr(stepper, "pick", lambda *a: picks.append(a[2]) or made(*a))
+    s = SamplingSettings(1.2, 0, 0.95, 5)
+    w.step(3, "A", s, None, (), False, False)
+    res = got[-1]
+    n = len(res.history.tokens)
+    settings, dist, chosen = res.distribution
+    want, want_chosen = made(res.history.current.logits, s, n)
+    assert settings == s and chosen == want_chosen and picks == [n - 1, n]
+    np.testing.assert_array_equal(dist.final, want.final)
+    session = Session("A")
+    session.set_model(w.gens["A"].model, w.weights["A"])
+    session.set_sampling(temperature=1.2, top_p=0.95, seed=5)
+    monkeypatch.setattr("gpt2viz.core.session.session.pick", lambda *a: pytest.fail("made again"))
+    session.accept(res.history, res.elapsed_ms, res.lens, True, res.lens_tops, res.baseline, res.selected,
+                   res.distribution)
+    assert session.distribution() == (dist, chosen)
+    w.step(4, "A", s, None, (), False, False)
+    assert got[-1].history.tokens[-1] == chosen and picks == [n - 1, n, n + 1]  # sampled from it, not made again

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,6 +21,9 @@ from gpt2viz.core.interventions import mean_activations, needs_means, needs_subl
 def context_full(n_tokens: int, n_positions: int) -> bool:
     """True when a context of ``n_tokens`` leaves no room for another token (no sliding window)."""
     return n_tokens >= n_positions
+
+
+PREVIEWS_KEPT = 8  # states whose previews a Generator keeps (Back and Step again find theirs)
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,8 @@ class Generator:
         self._before: _Run | None = None
         self.steps_rerun = 0  # frames the last set_interventions ran again (0: every frame came from _before)
         self.frames_kept = 0  # frames the last set_interventions took from _before (0: all were run again)
+        # (tokens, interventions, settings) -> preview's (distribution, token), the newest PREVIEWS_KEPT
+        self._previews: OrderedDict = OrderedDict()
 
     def start(self, prompt_ids: list[int], progress=None, cancel=None) -> Frame:
         """Run the prompt (prefill). An empty prompt starts from ``<|endoftext|>``, as GPT-2 was trained.
@@ -212,8 +218,20 @@ class Generator:
         return bool(self.frames) and not context_full(len(self.tokens), self.model.config.n_positions)
 
     def preview(self, settings: SamplingSettings) -> tuple[Distribution, int]:
-        """The next-token distribution under ``settings`` and the token a step would choose. No model run."""
-        return pick(self.current.logits, settings, len(self.tokens))
+        """The next-token distribution under ``settings`` and the token a step would choose. No model run.
+
+        Made once per state and settings (the newest ``PREVIEWS_KEPT``): the app's worker makes the new state's
+        right after a step, for the views, and the next step under the same settings samples from it (the same
+        softmax of 50,257 logits was made twice a token, ~1 ms each at the GUI's and the worker's end)."""
+        frame = self.current
+        key = (frame.tokens, frame.interventions, settings)
+        made = self._previews.get(key)
+        if made is None:
+            made = self._previews[key] = pick(frame.logits, settings, len(frame.tokens))
+            while len(self._previews) > PREVIEWS_KEPT:
+                self._previews.popitem(last=False)
+        self._previews.move_to_end(key)
+        return made
 
     def step(self, settings: SamplingSettings, token: int | None = None, logits_from=None) -> Frame:
         """Append one token (sampled, or ``token`` when forced) and run it through the model with the cache.

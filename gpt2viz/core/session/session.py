@@ -220,7 +220,8 @@ class Session:
         self._notify("analyses")
 
     def accept(self, history: History, elapsed_ms: float, lens: np.ndarray | None, ran_model: bool,
-               lens_tops: tuple[np.ndarray, np.ndarray] | None = None, baseline=None, selected=None) -> None:
+               lens_tops: tuple[np.ndarray, np.ndarray] | None = None, baseline=None, selected=None,
+               distribution=None) -> None:
         """Take a history from the worker; ``ran_model`` is False for Back and Reset (stored frames).
 
         ``lens`` / ``lens_tops`` are the newest position's logit lens and its top tokens, when known;
@@ -228,7 +229,8 @@ class Session:
         the interventions the history ran under: the newest position's logits and logit lens, that run as a
         History with the hooks an attribution reads, and the lens's top token and its probability at every
         depth (None when no intervention is in force). ``selected`` is (position, lens, tops) of an earlier
-        position the views show, made with the run.
+        position the views show, made with the run. ``distribution`` is (settings, Distribution, token) of the
+        newest state, made with a step (:meth:`distribution` then makes none under those settings).
         """
         self.history = history
         self.baseline = baseline if history.current.interventions else None
@@ -237,6 +239,9 @@ class Session:
         if selected is not None:
             position, at_lens, at_tops = selected
             self._keep_lens(self._lens_key(position), at_lens, at_tops)
+        if distribution is not None:
+            settings, dist, chosen = distribution
+            self._remember(self._dist_cache, (*key, settings), (dist, chosen), DISTRIBUTIONS_KEPT)
         if ran_model:
             self.last_ms = elapsed_ms
             self.model_runs += 1

@@ -250,3 +250,29 @@ def test_a_step_can_take_its_logits_from_the_callers_lens(exported):
         lensed.step(SamplingSettings(0.0), None, broken)
     assert len(lensed.frames) == frames and lensed.tokens == tokens
     np.testing.assert_array_equal(lensed.step(SamplingSettings(0.0)).logits, plain.step(SamplingSettings(0.0)).logits)
+
+
+def test_a_preview_is_made_once_per_state_and_settings_and_the_step_samples_from_it(tiny_model_dir, monkeypatch):
+    """The next-token distribution of a state under some settings is made once: a preview asked again, or the step
+    under those settings, uses it (the app's worker makes the new state's after each step). Another state or other
+    settings make their own, and each equals a fresh pick of that state's logits."""
+    from gpt2viz.core.generation import sampling, stepper
+
+    picks = []
+    made = sampling.pick
+    monkeypatch.setattr(stepper, "pick", lambda *a: picks.append(a[2]) or made(*a))
+    gen = Generator(Model(tiny_model_dir))
+    gen.start([1, 2, 3])
+    hot = SamplingSettings(temperature=1.5, top_k=5, top_p=0.9, seed=3)
+    dist, token = gen.preview(hot)
+    assert gen.preview(hot)[0] is dist and picks == [3]
+    want_dist, want_token = made(gen.current.logits, hot, 3)
+    assert token == want_token
+    np.testing.assert_array_equal(dist.final, want_dist.final)
+    frame = gen.step(hot)
+    assert frame.tokens[-1] == token and picks == [3]  # the step sampled from the preview
+    gen.preview(hot)
+    gen.preview(SamplingSettings(temperature=0))
+    assert picks == [3, 4, 4]
+    gen.back()
+    assert gen.preview(hot)[1] == token and picks == [3, 4, 4]  # Back: the state's preview is kept
