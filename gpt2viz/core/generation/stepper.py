@@ -148,6 +148,7 @@ class Generator:
                                       progress=progress, cancel=cancel)
         frame = Frame(tuple(ids), trace, (time.perf_counter() - t0) * 1000, interventions=self.interventions)
         self.frames, self.prompt_len, self._cache, self._before = [frame], len(ids), cache, None
+        self._previews.clear()  # a new prompt: mean ablations average over it, so the same tokens may differ
         return frame
 
     def set_interventions(self, interventions) -> Frame | None:

@@ -241,7 +241,7 @@ class Session:
             self._keep_lens(self._lens_key(position), at_lens, at_tops)
         if distribution is not None:
             settings, dist, chosen = distribution
-            self._remember(self._dist_cache, (*key, settings), (dist, chosen), DISTRIBUTIONS_KEPT)
+            self._remember(self._dist_cache, (*key, history.prompt_len, settings), (dist, chosen), DISTRIBUTIONS_KEPT)
         if ran_model:
             self.last_ms = elapsed_ms
             self.model_runs += 1
@@ -339,8 +339,9 @@ class Session:
         if self.history is None:
             return None
         frame = self.history.current
-        # a state's logits depend only on its tokens and the interventions it ran under (one model: set_model clears)
-        key = (frame.tokens, frame.interventions, self.sampling)
+        # a state's logits depend only on its tokens, the interventions it ran under and (mean ablations average over
+        # it) the prompt (one model: set_model clears)
+        key = (frame.tokens, frame.interventions, self.history.prompt_len, self.sampling)
         d = self._dist_cache.get(key)
         if d is None:
             d = pick(frame.logits, self.sampling, len(frame.tokens))

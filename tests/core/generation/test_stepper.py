@@ -276,3 +276,20 @@ def test_a_preview_is_made_once_per_state_and_settings_and_the_step_samples_from
     assert picks == [3, 4, 4]
     gen.back()
     assert gen.preview(hot)[1] == token and picks == [3, 4, 4]  # Back: the state's preview is kept
+
+
+def test_a_new_prompt_makes_its_own_preview_even_for_the_same_tokens(tiny_model_dir):
+    """A mean ablation averages over the prompt: the same tokens run as a longer prompt have other logits, and the
+    preview kept for the shorter prompt's state is not used for them."""
+    from gpt2viz.core.generation.sampling import pick
+    from gpt2viz.core.interventions import HeadAblation
+
+    gen = Generator(Model(tiny_model_dir), interventions=(HeadAblation(0, 0, mode="mean"),))
+    gen.start([1, 2, 3])
+    gen.step(SamplingSettings(temperature=0))
+    hot = SamplingSettings(temperature=1.0, seed=1)
+    stepped = gen.preview(hot)[0]
+    gen.start(list(gen.tokens))  # the same four tokens, all of them the prompt now
+    fresh = gen.preview(hot)[0]
+    np.testing.assert_array_equal(fresh.raw, pick(gen.current.logits, hot, 4)[0].raw)
+    assert not np.allclose(fresh.raw, stepped.raw)  # the means differ, and so do the logits
