@@ -153,7 +153,7 @@ def test_lens_grid_paints_each_cell_in_its_probabilitys_colour_and_the_selected_
     from PySide6.QtCore import QItemSelectionModel
     from PySide6.QtGui import QPalette
 
-    st, view = win.state, win.detail.views["Logit lens"]
+    view = win.detail.views["Logit lens"]
     win.detail.setCurrentWidget(view)
     table, cells = view.table, view.cells
     sel = (1, cells.columnCount() - 1)
