@@ -11,7 +11,7 @@ import html
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPalette, QPen, QPixmap, QStaticText, QTransform
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from gpt2viz.app.sessions import SessionId
@@ -21,7 +21,7 @@ from gpt2viz.core.session.session import Stage, StageKind
 from gpt2viz.core.viewmodels.features import features_summary
 from gpt2viz.core.viewmodels.pipeline import PipelineSummary, pipeline_summary
 from gpt2viz.widgets.language import Retranslating
-from gpt2viz.widgets.views.common import LayoutFence
+from gpt2viz.widgets.views.common import LayoutFence, StaticTexts
 
 # Five text lines under a block's glyph, CJK too: the read-out token's line and, with interventions in force, the
 # answer's rank and change each wrap in two when the token is long.
@@ -86,7 +86,7 @@ class PipelineCells(QWidget):
         self._glyphs: dict[int, QImage] = {}
         self._drawn: tuple | None = None  # what the cells were last drawn from (see show)
         self._frames: dict[tuple, QPixmap] = {}  # a cell's frame and the arrow into it, per look (see _frame)
-        self._titles: dict[tuple[str, str], QStaticText] = {}  # (font key, title) -> laid out once
+        self._titles = StaticTexts(256)  # the stages' titles, in every language and font met
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Minimum, QSizePolicy.Fixed)
 
@@ -190,24 +190,13 @@ class PipelineCells(QWidget):
         self._frames[key] = pm
         return pm
 
-    def _title(self, font: QFont, title: str) -> QStaticText:
-        """``title`` laid out once in ``font``."""
-        key = (font.key(), title)
-        st = self._titles.get(key)
-        if st is None:
-            if len(self._titles) > 256:  # titles of other languages and fonts
-                self._titles.clear()
-            st = self._titles[key] = QStaticText(title)
-            st.setTextFormat(Qt.PlainText)
-            st.prepare(QTransform(), font)  # its size, for centring, in this font (not the default one)
-        return st
-
     def paintEvent(self, e):
         p = QPainter(self)
         p.setRenderHint(QPainter.Antialiasing)
         fg = self.palette().color(QPalette.Text)
         bold = QFont(self.font())
         bold.setBold(True)
+        titles = self._titles.in_font(bold)
         small = self.text_font()
         text_flags = Qt.AlignHCenter | Qt.AlignTop | Qt.TextWordWrap
         sel = self.session.selection.stage
@@ -219,7 +208,7 @@ class PipelineCells(QWidget):
             p.drawPixmap(QPointF(r.left() - GAP - FRAME_AT, r.top() - FRAME_AT), self._frame(sid == sel, i > 0))
             p.setPen(fg)
             p.setFont(bold)
-            title = self._title(bold, stage_title(sid))  # centred at the top, as Qt.AlignHCenter | Qt.AlignTop
+            title = titles(stage_title(sid))  # centred at the top, as Qt.AlignHCenter | Qt.AlignTop
             p.drawStaticText(QPointF(r.left() + 4 + (r.width() - 8 - title.size().width()) / 2, r.top() + 3), title)
             if sid not in self._texts:
                 continue

@@ -104,6 +104,13 @@ class Selection:
         return last if self.position is None else min(self.position, last)
 
 
+def _dist_key(history: History, settings: SamplingSettings) -> tuple:
+    """The key of a state's next-token distribution under ``settings``: its logits depend only on its tokens, the
+    interventions it ran under and (mean ablations average over it) the prompt (one model: set_model clears)."""
+    frame = history.current
+    return frame.tokens, frame.interventions, history.prompt_len, settings
+
+
 @dataclass
 class Session:
     """A model run and where the user is looking at it.
@@ -241,7 +248,7 @@ class Session:
             self._keep_lens(self._lens_key(position), at_lens, at_tops)
         if distribution is not None:
             settings, dist, chosen = distribution
-            self._remember(self._dist_cache, (*key, history.prompt_len, settings), (dist, chosen), DISTRIBUTIONS_KEPT)
+            self._remember(self._dist_cache, _dist_key(history, settings), (dist, chosen), DISTRIBUTIONS_KEPT)
         if ran_model:
             self.last_ms = elapsed_ms
             self.model_runs += 1
@@ -339,9 +346,7 @@ class Session:
         if self.history is None:
             return None
         frame = self.history.current
-        # a state's logits depend only on its tokens, the interventions it ran under and (mean ablations average over
-        # it) the prompt (one model: set_model clears)
-        key = (frame.tokens, frame.interventions, self.history.prompt_len, self.sampling)
+        key = _dist_key(self.history, self.sampling)
         d = self._dist_cache.get(key)
         if d is None:
             d = pick(frame.logits, self.sampling, len(frame.tokens))
@@ -377,14 +382,17 @@ class Session:
             cache.popitem(last=False)
         return value
 
-    def remembered(self, key: tuple, make: Callable[[], object], limit: int = 16):
+    def remembered(self, key: tuple, make: Callable[[], object], limit: int = 16, stamp=None):
         """``make()``, kept under ``key`` for the model in use (its newest ``limit`` keys): for a view's summary of
         an earlier position, which Step and Back leave as it was. ``key`` must name everything the value depends on
-        (the tokens it reads, the interventions, the prompt that mean ablations average over)."""
-        if key in self._derived:
+        (the tokens it reads, the interventions, the prompt that mean ablations average over), but ``stamp``: a
+        setting that changes often (a slider's), under which the value is made again in its key's place, so that
+        a slider's ticks do not each take a key and push the other summaries out."""
+        kept = self._derived.get(key)
+        if kept is not None and kept[0] == stamp:
             self._derived.move_to_end(key)
-            return self._derived[key]
-        return self._remember(self._derived, key, make(), limit)
+            return kept[1]
+        return self._remember(self._derived, key, (stamp, make()), limit)[1]
 
     def holds_lens(self, position: int, interventions, whole: bool = True) -> bool:
         """Whether this session holds ``position``'s lens tops and, when ``whole``, its whole lens under

@@ -120,11 +120,10 @@ def pipeline_summary(session: Session, selection: Selection | None = None) -> Pi
         key = ("pipeline", h.tokens[: max(pos + 2, h.prompt_len)], h.prompt_len, h.current.interventions, pos)
         return replace(session.remembered(key, lambda: _summary(session, h, cfg, pos, n)), n_tokens=n)
     # The newest position's cells also show the step's choice, which the sampling settings make from the logits,
-    # and with interventions the change against the run without them: kept with both in the key, a Back to a
-    # text met before finds them (~1 ms of its frame, as above).
-    key = ("pipeline newest", h.tokens, h.prompt_len, h.current.interventions, session.sampling,
-           session.baseline is None)
-    return session.remembered(key, lambda: _summary(session, h, cfg, pos, n))
+    # and with interventions the change against the run without them: kept, a Back to a text met before finds them
+    # (~1 ms of its frame, as above). The settings are its stamp, not its key: a slider's ticks remake it in place.
+    key = ("pipeline newest", h.tokens, h.prompt_len, h.current.interventions, session.baseline is None)
+    return session.remembered(key, lambda: _summary(session, h, cfg, pos, n), stamp=session.sampling)
 
 
 def _summary(session: Session, h, cfg, pos: int, n: int) -> PipelineSummary:

@@ -7,8 +7,8 @@ import weakref
 import numpy as np
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QEvent, QSize, Signal
-from PySide6.QtGui import QFontMetrics, QPalette
+from PySide6.QtCore import QCoreApplication, QEvent, QSize, Qt, Signal
+from PySide6.QtGui import QFontMetrics, QPalette, QStaticText, QTransform
 from PySide6.QtWidgets import QGraphicsView, QLabel, QSizePolicy, QSpinBox, QWidget
 
 from gpt2viz.app.sessions import SessionId
@@ -222,6 +222,32 @@ class PlainLabel(pg.LabelItem):
         b = self.itemRect()
         if b.width() > self.minimumWidth() or b.height() > self.minimumHeight():
             super().updateMin()
+
+
+class StaticTexts:
+    """Texts laid out once per font (``QStaticText``), for widgets that paint the same short texts at every
+    frame (the lens grid's tokens, the pipeline's titles); at most ``limit`` kept, all dropped when more."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._kept: dict[tuple[str, str], QStaticText] = {}
+
+    def in_font(self, font):
+        """A function giving a text laid out in ``font``, whose ``size()`` (for centring) is in that font, not the
+        default one. The font's key is made once, for the many texts of a paint (~2 µs each: the lens grid's 120
+        texts took 0.3 ms more)."""
+        font_key, kept = font.key(), self._kept
+
+        def laid_out(text: str) -> QStaticText:
+            st = kept.get((font_key, text))
+            if st is None:
+                if len(kept) >= self.limit:
+                    kept.clear()
+                st = kept[(font_key, text)] = QStaticText(text)
+                st.setTextFormat(Qt.PlainText)
+                st.prepare(QTransform(), font)
+            return st
+        return laid_out
 
 
 class SteadyLabel(QLabel):

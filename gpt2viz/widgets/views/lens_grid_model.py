@@ -12,10 +12,11 @@ frame; a delegate of ours, called once per cell, still 1.8 ms).
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPointF, QRect, Qt
-from PySide6.QtGui import QColor, QPainter, QPalette, QStaticText, QTransform
+from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyleOptionViewItem, QTableView
 
 from gpt2viz.core.viewmodels.lens import LensGrid
+from gpt2viz.widgets.views.common import StaticTexts
 
 CELL_COLOUR = (70, 130, 200)
 TEXTS_KEPT = 4096  # laid-out texts LensTable keeps (a few new tokens a step): cleared when more
@@ -113,20 +114,9 @@ class LensTable(QTableView):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self._texts: dict[tuple[str, str], QStaticText] = {}  # (font key, text) -> laid out
+        self._texts = StaticTexts(TEXTS_KEPT)
         self._fills: dict[tuple[int, int], QColor] = {}  # (base rgba, alpha) -> the opaque colour
         self._laid_out: tuple | None = None  # what updateGeometries last laid the table out for
-
-    def _static(self, font_key: str, text: str) -> QStaticText:
-        key = (font_key, text)
-        st = self._texts.get(key)
-        if st is None:
-            if len(self._texts) > TEXTS_KEPT:
-                self._texts.clear()
-            st = self._texts[key] = QStaticText(text)
-            st.setTextFormat(Qt.PlainText)
-            st.prepare(QTransform(), self.font())  # its size, for centring, in the table's font
-        return st
 
     def _fill(self, base: QColor, prob: float) -> QColor:
         """The cell colour of ``prob`` over ``base``, made opaque once (a blend per cell and paint costs more)."""
@@ -187,7 +177,7 @@ class LensTable(QTableView):
         grid_colour = QColor.fromRgba(self.style().styleHint(QStyle.SH_Table_GridLineColor, opt, self) & 0xFFFFFFFF)
         line = 1 if self.showGrid() else 0
         selected = {(i.row(), i.column()) for i in self.selectionModel().selectedIndexes()}
-        font_key, fm = self.font().key(), self.fontMetrics()
+        laid_out, fm = self._texts.in_font(self.font()), self.fontMetrics()
         ls = fm.lineSpacing()
         probs, shown = cells.grid.probs, cells.shown
         xs = [(c, self.columnViewportPosition(c), self.columnWidth(c)) for c in range(c0, c1 + 1)]
@@ -204,7 +194,7 @@ class LensTable(QTableView):
                 p.fillRect(rect, hl if sel else self._fill(base, prob))
                 p.setPen(hl_text if sel else text)
                 for k, s in enumerate((shown[r][c], f"{prob:.0%}")):
-                    st = self._static(font_key, s)
+                    st = laid_out(s)
                     p.drawStaticText(QPointF(x + (w - line - st.size().width()) / 2, top + k * ls), st)
                 right = max(right, x + w)
             bottom = max(bottom, y + h)

@@ -432,3 +432,24 @@ def test_an_earlier_positions_mlp_is_made_once_across_steps(exported, monkeypatc
     assert ablated is not first and len(calls) == 3
     np.testing.assert_array_equal(ablated.post, g.history().hook_at(("post", 1), 2))
     s.select_position(None)
+
+
+def test_a_sliders_ticks_remake_the_newest_cells_in_place(exported, monkeypatch):
+    """The sampling settings are the newest cells' stamp, not their key: twenty slider ticks remake them twenty
+    times in one place, and an earlier position's kept cells stay kept."""
+    from gpt2viz.core.viewmodels import pipeline
+
+    s = make_session(exported["l2h2e16"], steps=2)
+    s.select_position(3)
+    pipeline_summary(s)
+    s.select_position(None)
+    made = []
+    make = pipeline._summary
+    monkeypatch.setattr(pipeline, "_summary", lambda *a: made.append(a[3]) or make(*a))
+    for tick in range(20):
+        s.set_sampling(temperature=1.0 + tick / 100)
+        assert pipeline_summary(s).choice.sampling == s.sampling
+    assert len(made) == 20
+    s.select_position(3)
+    pipeline_summary(s)
+    assert len(made) == 20  # position 3's cells were not pushed out
