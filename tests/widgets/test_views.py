@@ -210,6 +210,40 @@ def test_lens_table_sets_its_scroll_bar_as_qt_does_when_only_widths_change(qtbot
         assert ours == (bar.minimum(), bar.maximum(), bar.pageStep()), widths
 
 
+def test_lens_headers_size_hints_are_qts_with_each_title_measured_once(qtbot, win):
+    """The grid's headers give QHeaderView's own size hint after a Step and in a larger font, and a Step measures
+    only the titles not measured before (Qt's hint measures every section again after each resize)."""
+    from PySide6.QtWidgets import QHeaderView
+
+    from gpt2viz.widgets.views.lens_grid_model import MeasuredHeader
+
+    st, view = win.state, win.detail.views["Logit lens"]
+    win.detail.setCurrentWidget(view)
+    heads = (view.table.horizontalHeader(), view.table.verticalHeader())
+    assert all(isinstance(head, MeasuredHeader) for head in heads)
+    measured: list[int] = []
+    for head in heads:
+        qt_measure = head.sectionSizeFromContents
+        head.sectionSizeFromContents = lambda i, qt_measure=qt_measure: measured.append(i) or qt_measure(i)
+        assert head.sizeHint() == QHeaderView.sizeHint(head)
+    n = len(st.history.tokens)
+    st.step()
+    qtbot.waitUntil(lambda: not st.busy and view.grid.positions[-1] == n, timeout=20000)
+    for head in heads:  # as the view sizes its cells at a Step: Qt's own hint is forgotten
+        head.resizeSection(0, head.sectionSize(0) + 1)
+    measured.clear()
+    ours = [head.sizeHint() for head in heads]
+    assert len(measured) <= 1, "only the newest position's title is new"
+    assert ours == [QHeaderView.sizeHint(head) for head in heads]
+    font = view.table.font()
+    font.setPointSizeF(font.pointSizeF() * 2)
+    view.table.setFont(font)
+    for head in heads:
+        head.setFont(font)
+        assert head.sizeHint() == QHeaderView.sizeHint(head)
+    assert heads[1].sizeHint().height() > 0 and heads[0].sizeHint().height() >= view.table.fontMetrics().height()
+
+
 def test_lens_grid_columns_are_measured_again_in_a_new_font(win):
     """Column widths come from each text's width, measured once per text and font: a larger font makes every
     column wide enough again (a width kept from the old font would cut the tokens off)."""
