@@ -20,6 +20,7 @@ from gpt2viz.core.viewmodels.chart import N_BARS, ChartSummary, chart_summary
 from gpt2viz.widgets.language import Retranslating
 from gpt2viz.widgets.views.common import LayoutFence, SteadyLabel, repaint_whole, set_ticks
 from gpt2viz.widgets.views.kept_axis import kept_axes
+from gpt2viz.widgets.views.point_labels import PointLabels
 
 REACH_SLACK = 1.2  # how much further than it must the probability axis may reach before it is fitted again
 
@@ -71,15 +72,10 @@ class ProbabilityChart(Retranslating, QWidget):
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.55, width=[], brushes=[])
         self.plot.addItem(self.ghost)
         self.plot.addItem(self.bars)
-        # Percentage labels are created once and reused: removing plot items on every redraw costs
-        # signal disconnections and churn on a path that runs at every slider tick.
-        self.labels: list[pg.TextItem] = []
-        for _ in range(N_BARS):
-            t = pg.TextItem("", color=pal.color(QPalette.Text), anchor=(0, 0.5))
-            self.plot.addItem(t)
-            self.labels.append(t)
+        # each bar's probability at its end, all in one item (see PointLabels)
+        self.labels = PointLabels(pal.color(QPalette.Text))
+        self.plot.addItem(self.labels, ignoreBounds=True)
         self.plot.scene().sigMouseClicked.connect(self._on_click)
-        self._label_ends: list[float] = []  # where each shown bar's label starts (see _fit_x)
         self._top = 0.0
         self.plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._fit_x())
 
@@ -164,12 +160,8 @@ class ProbabilityChart(Retranslating, QWidget):
 
     def redraw(self) -> None:
         self.summary = sm = chart_summary(self.session, N_BARS)
-        # only the labels of rows this redraw does not fill are hidden: hiding every label to show it again, and
-        # setting texts that did not change, were 0.2 of the chart's 0.7 ms redraw
-        for t in self.labels[len(sm.rows) if sm is not None else 0:]:
-            t.setVisible(False)
         if sm is None:
-            self._label_ends = []
+            self.labels.set_labels([])
             self.ghost.setOpts(x0=[], y=[], width=[])
             self.bars.setOpts(x0=[], y=[], width=[], brushes=[])
             set_ticks(self.plot.getAxis("left"), [[]])
@@ -185,8 +177,8 @@ class ProbabilityChart(Retranslating, QWidget):
         self.ghost.setOpts(x0=[0] * len(ids), y=ys, width=[r.before if before else r.raw for r in rows])
         self.bars.setOpts(x0=[0] * len(ids), y=ys, width=[r.final for r in rows],
                           brushes=[QColor(230, 140, 20) if r.chosen else normal for r in rows])
-        ticks = []
-        for y, r, item in zip(ys, rows, self.labels):
+        ticks, labels = [], []
+        for y, r in zip(ys, rows):
             token = tok.token_display(r.id)
             label = token if r.kept else "".join(ch + "\u0336" for ch in token)
             ticks.append((y, ("★ " if r.chosen else "") + label))
@@ -194,13 +186,10 @@ class ProbabilityChart(Retranslating, QWidget):
                                       else "")
             if before:
                 txt += self.tr("  (before {before:.1%}, {delta:+.1%})").format(before=r.before, delta=r.raw - r.before)
-            if item.toPlainText() != txt:
-                item.setText(txt)
-            item.setPos(max(r.final, r.raw, r.before if before else 0.0), y)
-            item.setVisible(True)
+            labels.append((max(r.final, r.raw, r.before if before else 0.0), y, txt))
+        self.labels.set_labels(labels)
         set_ticks(self.plot.getAxis("left"), [ticks])
         self.plot.setYRange(-0.6, len(ids) - 0.4, padding=0)
-        self._label_ends = [max(r.final, r.raw, r.before if before else 0.0) for r in rows]
         self._top = max(max(r.raw, r.final, r.before or 0.0) for r in rows)
         self._fit_x()
         title = self.tr("Next token after position {position} · {kept:,} of {vocab:,} tokens kept · "
@@ -217,12 +206,13 @@ class ProbabilityChart(Retranslating, QWidget):
         """Scale to the largest bar, leaving room for every bar's label at its end: a flat distribution stays
         readable, and no label is cut at the plot's edge. A label's room is its width in pixels against the plot's
         (Chinese labels, and the "before …" ones with interventions, are wider); measured again on a resize."""
-        if not self._label_ends:
+        labels = self.labels.labels()  # each starts at its bar's end
+        if not labels:
             return
         xmax = min(1.0, self._top) * 1.75 + 1e-3
         width = self.plot.getPlotItem().vb.width()
-        for end, item in zip(self._label_ends, self.labels):
-            share = (item.textItem.boundingRect().width() + 4) / width if width > 0 else 0.5
+        for end, _y, text in labels:
+            share = (self.labels.extent(text) + 4) / width if width > 0 else 0.5
             xmax = max(xmax, end / (1 - min(share, 0.8)))
         xmax = axis_reach(self.plot.getPlotItem().vb.viewRange()[0][1], xmax)
         self.plot.setXRange(0, xmax, padding=0)

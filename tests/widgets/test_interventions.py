@@ -358,11 +358,10 @@ def test_the_charts_labels_fit_with_an_ablation_in_force(qtbot, tmp_path, qapp, 
         wait_idle(qtbot, st)
         qtbot.waitUntil(lambda: bool(st.history.current.interventions))
         vb = chart.plot.getPlotItem().vb
-        shown = [t for t in chart.labels if t.isVisible()]
-        assert shown and all(t.toPlainText().count("%") >= 3 for t in shown)  # after (before, change)
+        shown = chart.labels.labels()
+        assert shown and all(text.count("%") >= 3 for _x, _y, text in shown)  # after (before, change)
         right = vb.sceneBoundingRect().right()
-        ends = [vb.mapViewToScene(QPointF(t.pos().x(), t.pos().y())).x() + t.textItem.boundingRect().width()
-                for t in shown]
+        ends = [vb.mapViewToScene(QPointF(x, y)).x() + chart.labels.extent(text) for x, y, text in shown]
         assert max(ends) <= right, (max(ends), right)
     finally:
         i18n.install("en", qapp)  # the language is process-wide

@@ -34,7 +34,7 @@ def test_the_axis_stays_in_place_when_an_ablation_comes_and_goes(qtbot, tmp_path
     def after(change):
         change(HeadAblation(0, 1))
         qtbot.waitUntil(lambda: not st.busy and st.history.current.interventions == st.session().interventions)
-        return vb.viewRange()[0][1], chart.labels[0].toPlainText()
+        return vb.viewRange()[0][1], chart.labels.labels()[0][2]
 
     plain = vb.viewRange()[0][1]
     ablated, label = after(st.add_intervention)
