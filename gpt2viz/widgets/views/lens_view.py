@@ -164,7 +164,7 @@ class LensView(LazyView):
         self.prob_curve.setData(np.arange(len(t.probs)), t.probs)
         if t.base_probs is not None:
             self.base_curve.setData(np.arange(len(t.base_probs)), t.base_probs)
-        else:
+        elif self.base_curve.xData is not None and len(self.base_curve.xData):  # emptied once, not at every Step
             self.base_curve.setData([], [])
         self.chart.setYRange(0, 1)
         set_title(self.chart, self.tr("{target} at position {pos} {token}").format(
