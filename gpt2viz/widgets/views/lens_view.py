@@ -12,6 +12,7 @@ from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.lens import MAX_POSITIONS, LensGrid, LensTarget, lens_grid, lens_target
 from gpt2viz.widgets.views.common import LayoutFence, LazyView, note, set_title, symbol_style, themed_plot
 from gpt2viz.widgets.views.lens_grid_model import LensGridModel, LensTable
+from gpt2viz.widgets.views.marked_line import MarkedLine
 
 
 WIDTHS_KEPT = 4096  # texts whose widths _width keeps (a few tokens a step): cleared when more
@@ -32,7 +33,7 @@ class LensView(LazyView):
         self.target = QLineEdit()
         self.target.editingFinished.connect(self.refresh_target)
         self.chart = themed_plot(self)
-        self.prob_curve = self.chart.plot([], [], symbol="o", pen=(70, 130, 200), **symbol_style())
+        self.prob_curve = MarkedLine(self.chart, pen=(70, 130, 200), symbol="o", **symbol_style())
         # the run without the interventions in force, dashed grey (empty when there are none)
         self.base_curve = self.chart.plot([], [], pen=pg.mkPen((128, 128, 128), style=Qt.DashLine))
         self.rank_label = note(steady=True)  # gains lines with interventions: the plot above stays put
