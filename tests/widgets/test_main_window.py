@@ -468,6 +468,28 @@ def test_a_new_chip_has_handled_its_own_events_when_the_history_is_drawn(qtbot, 
     assert late == []
 
 
+def test_a_steps_chip_is_the_spare_made_while_idle_and_acts_as_any_chip(qtbot, stepped_window):
+    """After a Step the strip makes the next chip while idle; the next Step's chip is that one, shown as a generated
+    token with its own text and tooltip, and a click on it selects its position."""
+    win = stepped_window("l3h4e32")
+    st, strip = win.state, win.tokens
+    st.step()
+    wait_idle(qtbot, st)
+    qtbot.waitUntil(lambda: strip._spare is not None, timeout=5000)
+    spare = strip._spare
+    assert not spare.isVisible()
+    st.step()
+    wait_idle(qtbot, st)
+    n = len(st.history.tokens)
+    chip = strip.chips[-1]
+    assert chip is spare and chip.isVisible() and chip.property("generated")
+    info = st.model.tokenizer.describe(list(st.history.tokens))[-1]
+    assert chip.text() == info.display.replace("&", "&&") and f"position {n - 1} " in chip.toolTip()
+    st.select_position(0)
+    qtbot.mouseClick(chip, Qt.LeftButton)
+    assert st.session("A").selected_position == n - 1 and chip.isChecked()
+
+
 def test_the_chip_a_back_drops_leaves_the_strip_at_once(qtbot, stepped_window):
     """Back takes its chip off the strip when the history changes, not when the chip is deleted after the frame:
     it stayed shown until then (its sliver painted beside the row), and its deletion made the strip paint again in
