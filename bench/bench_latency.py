@@ -99,7 +99,10 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
         # the round's slider move came between; a seed of the round's own (gui_ms's step_newest)
         s_after = SamplingSettings(1.0 + 0.1 * ((rnd + 1) % 2), 0, 1.0, FRESH_SEED + rnd)
         iv = HeadAblation(layer=0, head=rnd % n_head)  # as gui_ms's rounds: another head than the round before
-        selected = Shown(n - 2 - rnd % min(8, n - 1), (rnd * 5 + 1) % n_layer, ("pattern",), False, False)
+        # the ablations come after the round's slider move, the chart's distribution under its temperature
+        shown_sampling = SamplingSettings(1.0 + 0.1 * ((rnd + 1) % 2), 0, 1.0, 0)
+        selected = Shown(n - 2 - rnd % min(8, n - 1), (rnd * 5 + 1) % n_layer, ("pattern",), False, False,
+                         shown_sampling)
         # The window's Step, Back and ablations have an earlier token selected and no lens grid on screen
         # (AppState._newest_lens): they bring no lens of the newest position.
         for name, fn in (("Step", lambda: w.step(next(req), "A", s, None, (), False, False)),
@@ -107,7 +110,8 @@ def headless_ms(folder: Path, text: str, repeat: int) -> dict[str, list[float]]:
                          ("ablation chip added", lambda: w.intervene(next(req), "A", (iv,), selected)),
                          ("ablation chip removed",
                           lambda: w.intervene(next(req), "A", (),
-                                              Shown(None, selected.layer, selected.attention, False, False))),
+                                              Shown(None, selected.layer, selected.attention, False, False,
+                                                    shown_sampling))),
                          # the newest token followed and the Logit lens grid shown: its lens comes with the result
                          ("Step, newest followed", lambda: w.step(next(req), "A", s_after, None, (), True, True)),
                          ("Back, newest followed", lambda: w.back(next(req), "A", True, True))):

@@ -254,7 +254,7 @@ class AppState(QObject):
         if position is not None and interventions is not None and s.holds_lens(position, interventions, whole):
             position = None
         return Shown(position, s.selection.layer if kinds else None, kinds,
-                     *self._newest_lens(sid, len(s.history.tokens) if s.history is not None else 0))
+                     *self._newest_lens(sid, len(s.history.tokens) if s.history is not None else 0), s.sampling)
 
     def back(self, session: SessionId | str = A) -> None:
         """Undo the newest token (stored frames, no model call)."""

@@ -23,6 +23,7 @@ from gpt2viz.core.engine.model import Model
 from gpt2viz.core.engine.ondemand import BackgroundRun
 from gpt2viz.core.engine.weights import Weights
 from gpt2viz.core.generation.baseline import Baseline
+from gpt2viz.core.generation.sampling import SamplingSettings
 from gpt2viz.core.generation.stepper import Generator, History
 
 # Lenses remembered for Back and Reset: the newest states emitted ([n_layer + 1, V] each: 2.6 MB on GPT-2 small,
@@ -64,6 +65,9 @@ class Shown:
     attention: tuple[str, ...] = ()
     newest_lens: bool = True
     newest_tops: bool = True
+    # The sampling settings the chart shows the newest position's next-token distribution under: the run brings
+    # it (None: the views make it).
+    sampling: SamplingSettings | None = None
 
 
 def _prefetch_shown(gen: Generator, shown: Shown) -> None:
@@ -447,8 +451,11 @@ class InferenceWorker(QObject):
                 _prefetch_shown(gen, shown)
                 # Taking back the last change (an ablation removed, or put back) finds its frames computed:
                 # like Back, no model ran, and the status line keeps the time of the last run.
+                # the new state's distribution, made once, as a step's: the views show it, the next step samples from it
+                dist = None if shown.sampling is None else (shown.sampling, *gen.preview(shown.sampling))
                 self._emit(req, session, (time.perf_counter() - t0) * 1000, gen.steps_rerun > 0,
-                           shown.newest_lens, shown.newest_tops or shown.newest_lens, position=shown.position)
+                           shown.newest_lens, shown.newest_tops or shown.newest_lens, position=shown.position,
+                           distribution=dist)
             else:
                 self.sigSkipped.emit(req, session)
         self._guard(req, session, go)

@@ -379,3 +379,37 @@ def test_a_steps_result_brings_the_new_states_distribution_and_the_next_step_sam
     assert session.distribution() == (dist, chosen)
     w.step(4, "A", s, None, (), False, False)
     assert got[-1].history.tokens[-1] == chosen and picks == [n - 1, n, n + 1]  # sampled from it, not made again
+
+
+def test_an_interventions_result_brings_the_new_states_distribution_under_the_shown_settings(exported, monkeypatch):
+    """As a step's: a run under new interventions brings the newest position's distribution under the settings
+    the chart shows (Shown.sampling), made once: the session makes none, and the next step samples from it."""
+    from gpt2viz.core.generation import sampling, stepper
+    from gpt2viz.core.generation.sampling import SamplingSettings
+    from gpt2viz.core.session.session import Session
+
+    w, got = _worker(exported["l3h4e32"])
+    w.start(2, "A", "The capital of France is", ())
+    picks = []
+    made = sampling.pick
+    monkeypatch.setattr(stepper, "pick", lambda *a: picks.append(a[2]) or made(*a))
+    s = SamplingSettings(0.8, 0, 0.9, 3)
+    w.intervene(3, "A", (HeadAblation(1, 2),), Shown(newest_lens=False, newest_tops=False, sampling=s))
+    res = got[-1]
+    n = len(res.history.tokens)
+    settings, dist, chosen = res.distribution
+    want, want_chosen = made(res.history.current.logits, s, n)
+    assert settings == s and chosen == want_chosen and picks == [n]
+    np.testing.assert_array_equal(dist.final, want.final)
+    session = Session("A")
+    session.set_model(w.gens["A"].model, w.weights["A"])
+    session.set_sampling(temperature=0.8, top_p=0.9, seed=3)
+    session.set_interventions((HeadAblation(1, 2),))
+    monkeypatch.setattr("gpt2viz.core.session.session.pick", lambda *a: pytest.fail("made again"))
+    session.accept(res.history, res.elapsed_ms, res.lens, True, res.lens_tops, res.baseline, res.selected,
+                   res.distribution)
+    assert session.distribution() == (dist, chosen)
+    w.step(4, "A", s, None, (HeadAblation(1, 2),), False, False)
+    assert got[-1].history.tokens[-1] == chosen and picks == [n, n + 1]  # sampled from it, not made again
+    w.intervene(5, "A", (), Shown(newest_lens=False, newest_tops=False))  # no settings given: none made
+    assert got[-1].distribution is None and picks == [n, n + 1]
