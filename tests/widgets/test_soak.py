@@ -51,8 +51,10 @@ def test_marker_curves_keep_one_picture_per_style(qtbot, stepped_window):
             st.step()
             qtbot.waitUntil(lambda: not st.busy and len(st.history.tokens) == n + 1, timeout=20000)
             qtbot.wait(30)
-    atlases = [(type(v).__name__, len(item.scatter.fragmentAtlas)) for v in win.detail.views.values()
+    # a curve's markers, or markers set alone (views.marked_line.MarkedLine)
+    atlases = [(type(v).__name__, len(getattr(item, "scatter", item).fragmentAtlas))
+               for v in win.detail.views.values()
                for item in v.findChildren(pg.PlotWidget) for item in item.getPlotItem().items
-               if isinstance(item, pg.PlotDataItem) and item.opts.get("symbol")]
+               if isinstance(item, pg.PlotDataItem) and item.opts.get("symbol") or isinstance(item, pg.ScatterPlotItem)]
     assert len(atlases) >= 6
     assert all(n <= 2 for _, n in atlases), atlases
