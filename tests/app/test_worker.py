@@ -349,19 +349,25 @@ def test_a_step_showing_its_lens_reads_the_unembedding_once(exported):
     np.testing.assert_array_equal(got[-1].history.current.logits, plain.step(s).logits)
 
 
+def _counted_picks(monkeypatch):
+    """sampling.pick, and the list of the positions the generator picks at from now on."""
+    from gpt2viz.core.generation import sampling, stepper
+
+    picks, made = [], sampling.pick
+    monkeypatch.setattr(stepper, "pick", lambda *a: picks.append(a[2]) or made(*a))
+    return made, picks
+
+
 def test_a_steps_result_brings_the_new_states_distribution_and_the_next_step_samples_from_it(exported,
                                                                                              monkeypatch):
     """The worker makes the new state's next-token distribution after a step, once: the result brings it (the
     session's distribution() then makes none under the same settings) and the next step samples from it."""
-    from gpt2viz.core.generation import sampling, stepper
     from gpt2viz.core.generation.sampling import SamplingSettings
     from gpt2viz.core.session.session import Session
 
     w, got = _worker(exported["l3h4e32"])
     w.start(2, "A", "The capital of France is", ())
-    picks = []
-    made = sampling.pick
-    monkeypatch.setattr(stepper, "pick", lambda *a: picks.append(a[2]) or made(*a))
+    made, picks = _counted_picks(monkeypatch)
     s = SamplingSettings(1.2, 0, 0.95, 5)
     w.step(3, "A", s, None, (), False, False)
     res = got[-1]
@@ -384,15 +390,12 @@ def test_a_steps_result_brings_the_new_states_distribution_and_the_next_step_sam
 def test_an_interventions_result_brings_the_new_states_distribution_under_the_shown_settings(exported, monkeypatch):
     """As a step's: a run under new interventions brings the newest position's distribution under the settings
     the chart shows (Shown.sampling), made once: the session makes none, and the next step samples from it."""
-    from gpt2viz.core.generation import sampling, stepper
     from gpt2viz.core.generation.sampling import SamplingSettings
     from gpt2viz.core.session.session import Session
 
     w, got = _worker(exported["l3h4e32"])
     w.start(2, "A", "The capital of France is", ())
-    picks = []
-    made = sampling.pick
-    monkeypatch.setattr(stepper, "pick", lambda *a: picks.append(a[2]) or made(*a))
+    made, picks = _counted_picks(monkeypatch)
     s = SamplingSettings(0.8, 0, 0.9, 3)
     w.intervene(3, "A", (HeadAblation(1, 2),), Shown(newest_lens=False, newest_tops=False, sampling=s))
     res = got[-1]
