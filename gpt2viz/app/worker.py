@@ -104,8 +104,9 @@ class Result:
     # The selected earlier position's lens and its tops, made with a run the views have not seen: (position, lens
     # [n_layer + 1, V], tops). Its last row is the model's output there, which the pipeline shows.
     selected: tuple | None = None
-    # A step's new state's next-token distribution: (settings, Distribution, the token a step would take), the
-    # Generator's preview, which the next step under the same settings samples from (the views show it).
+    # The new state's next-token distribution after a step or an intervention's run: (settings, Distribution, the
+    # token a step would take), the Generator's preview, which the next step under the same settings samples from
+    # (the views show it).
     distribution: tuple | None = None
 
 
@@ -403,9 +404,8 @@ class InferenceWorker(QObject):
                 if (with_lens or with_tops) and self.weights[session].lens_is_the_models_head else None
             frame = gen.step(settings, token, lens_in_step)
             # the new state's distribution, made once: the views show it and the next step samples from it
-            dist, chosen = gen.preview(settings)
             self._emit(req, session, frame.elapsed_ms, True, with_lens, with_tops or with_lens,
-                       distribution=(settings, dist, chosen))
+                       distribution=(settings, *gen.preview(settings)))
         self._guard(req, session, go)
 
     def _lens_in_step(self, session: str, gen: Generator, whole: bool):
@@ -451,7 +451,7 @@ class InferenceWorker(QObject):
                 _prefetch_shown(gen, shown)
                 # Taking back the last change (an ablation removed, or put back) finds its frames computed:
                 # like Back, no model ran, and the status line keeps the time of the last run.
-                # the new state's distribution, made once, as a step's: the views show it, the next step samples from it
+                # the new state's distribution, as a step's (under the settings the chart shows)
                 dist = None if shown.sampling is None else (shown.sampling, *gen.preview(shown.sampling))
                 self._emit(req, session, (time.perf_counter() - t0) * 1000, gen.steps_rerun > 0,
                            shown.newest_lens, shown.newest_tops or shown.newest_lens, position=shown.position,

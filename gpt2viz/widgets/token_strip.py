@@ -133,8 +133,10 @@ class TokenStrip(Retranslating, QScrollArea):
 
     def _chip(self, pos: int, info, generated: bool) -> QToolButton:
         """Position ``pos``'s chip: the spare one if it is generated and there is one (see _make_spare)."""
-        b, self._spare = (self._spare, None) if generated and self._spare is not None else (
-            self._new_chip(generated), self._spare)
+        if generated and self._spare is not None:
+            b, self._spare = self._spare, None
+        else:
+            b = self._new_chip(generated)
         b.position = pos
         b.setText(info.display.replace("&", "&&"))
         kind = self.tr("generated") if generated else self.tr("prompt")

@@ -237,7 +237,8 @@ class Session:
         History with the hooks an attribution reads, and the lens's top token and its probability at every
         depth (None when no intervention is in force). ``selected`` is (position, lens, tops) of an earlier
         position the views show, made with the run. ``distribution`` is (settings, Distribution, token) of the
-        newest state, made with a step (:meth:`distribution` then makes none under those settings).
+        newest state, made with a step or an intervention's run (:meth:`distribution` then makes none under those
+        settings).
         """
         self.history = history
         self.baseline = baseline if history.current.interventions else None
