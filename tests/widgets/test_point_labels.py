@@ -31,6 +31,7 @@ def test_labels_sit_where_text_items_did_at_any_scale(qtbot):
         plot = pg.PlotWidget(background="w")
         plot.hideAxis("left")
         plot.hideAxis("bottom")
+        plot.hideButtons()  # the auto-range button shows while the cursor hovers: not what is compared
         qtbot.addWidget(plot)
         plot.resize(500, 200)
         add(plot)
