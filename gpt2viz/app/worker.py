@@ -29,6 +29,10 @@ from gpt2viz.core.generation.stepper import Generator, History
 # Lenses remembered for Back and Reset: the newest states emitted ([n_layer + 1, V] each: 2.6 MB on GPT-2 small,
 # shared with the session's own cache of 8).
 LENS_MEMO = 8
+# The worker prepares a model's views (_prepare_later) only after this long without a request. Auto-stepping at full
+# speed asks for a step every ~25 ms: the pieces (up to ~30 ms each) ran between its steps, ~0.7 s of them in the
+# first 60 tokens after a load on a GPT-2-small-sized model (2-core EPYC), a third of that span.
+QUIET_MS = 200
 
 
 def _fit(interventions, n_positions: int) -> tuple:
@@ -317,11 +321,18 @@ class InferenceWorker(QObject):
         loop, while the model is open: its attention sub-graphs (:meth:`Model.prepare_ondemand`, ~30 ms each on a
         GPT-2-small-sized model), so that a block click opens its layer's without onnxruntime's optimizer; then
         each block's MLP output norms (:meth:`Weights.W_out_norms`, ~4 ms each there), so that the MLP tab's first
-        show on a block reads none of its 9.4 MB matrix. Requests queued meanwhile go first."""
+        show on a block reads none of its 9.4 MB matrix. Requests go first: a piece waits until none has come for
+        QUIET_MS."""
         layers = iter(range(model.config.n_layer))
+        asked = self._asked
 
         def turn():
+            nonlocal asked
             if getattr(self, "_all", False) or all(g.model is not model for g in self.gens.values()):
+                return
+            if self._asked != asked:  # asked for something since the last turn: wait for a quiet spell
+                asked = self._asked
+                QTimer.singleShot(QUIET_MS, turn)
                 return
             try:
                 if model.prepare_ondemand(limit=1):  # every sub-graph prepared: one block's norms a turn

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gpt2viz.app import worker as worker_module
 from gpt2viz.app.worker import InferenceWorker, Shown
 from gpt2viz.core.engine import ondemand
 from gpt2viz.core.interventions import HeadAblation
@@ -229,6 +230,23 @@ def test_the_worker_prepares_the_attention_sub_graphs_of_the_open_model_when_idl
         W = weights.W_out(L).astype(np.float64)
         np.testing.assert_allclose(weights.W_out_norms(L), np.sqrt((W * W).sum(1)), rtol=1e-6)
     assert not first._prepared and not first_weights._norms
+
+
+def test_the_worker_prepares_nothing_while_requests_keep_coming(qtbot, monkeypatch, exported):
+    """Auto-stepping asks for a step every few ms: the preparation waits until no request has come for QUIET_MS, so
+    a Play right after a load runs no piece of it between its steps; it is done once the requests stop."""
+    from gpt2viz.core.generation.sampling import SamplingSettings
+
+    monkeypatch.setattr(worker_module, "QUIET_MS", 1000)
+    w, got = _worker(exported["l3h4e32"])
+    model, weights = w.gens["A"].model, w.weights["A"]
+    w.start(2, "A", "The capital of France is", ())
+    for i in range(12):  # ~0.6 s of steps, the event loop turning between them
+        w.step(3 + i, "A", SamplingSettings(0.0), None, (), False)
+        qtbot.wait(50)
+    assert not model._prepared and not weights._norms
+    qtbot.waitUntil(lambda: len(weights._norms) == 3, timeout=10000)
+    assert sorted(model._prepared) == [(L, "attn") for L in range(3)]
 
 
 def _attention_groups(h) -> set[tuple]:
