@@ -211,12 +211,17 @@ class AppState(QObject):
         The whole lens when that position is the selected one (the pipeline's, the Logit lens tab's path); its
         tops when it is, or a lens grid of the session is on screen (every newest column): with an earlier token
         selected and no grid, neither (~12 ms of a Step's ~40 at 200 tokens of a GPT-2-small-sized model on a
-        2-core EPYC), and the worker makes it later, while the user reads (``work_ahead``). Auto-stepping, never
-        the whole lens, and the tops only for a grid: views draw few of those frames and compute what they draw."""
+        2-core EPYC), and the worker makes it later, while the user reads (``work_ahead``).
+
+        Auto-stepping, views draw few of the states and compute what they draw, except a grid's: the tops for its
+        new columns, and the whole lens when the newest token is followed (the grid's target path there). That
+        path made on the GUI thread at each redraw was an onnxruntime call of its own reading the unembedding
+        again (~31 ms, four times a second, beside the worker's two threads on a 2-core EPYC); the step's lens
+        call brings the whole lens for the cost of handing over its [13, V] rows."""
         s, grid = self.sessions[sid], bool(self._grids_shown.get(sid.value))
-        if self.player.playing and sid is A:
-            return False, grid
         newest = s.selection.position is None or s.selection.position >= n - 1
+        if self.player.playing and sid is A:
+            return grid and newest, grid
         return newest, newest or grid
 
     def lens_grid_shown(self, view: object, shown: bool, session: SessionId | str = A) -> None:

@@ -41,6 +41,44 @@ def test_playing_at_full_speed_runs_ahead_and_stops_at_the_context(qtbot, state)
     state.lens_grid_shown(grid, False)
 
 
+def test_playing_with_a_lens_grid_following_the_newest_token_brings_its_whole_lens(qtbot, state, monkeypatch):
+    """A lens grid on screen and the newest token followed: each auto-step brings the new position's whole lens, so
+    the grid's target path at a redraw reads held rows (no onnxruntime call on the GUI thread); with an earlier token
+    selected, the steps bring only the grid's columns."""
+    from gpt2viz.core.analysis.lens import lens_at
+    from gpt2viz.core.engine.weights import Weights
+    from gpt2viz.core.viewmodels.lens import lens_target
+
+    grid = object()
+    state.lens_grid_shown(grid, True)
+    state.run_prompt("The capital of France is")
+    qtbot.waitUntil(lambda: not state.busy and state.history is not None, timeout=20000)
+    s = state.session("A")
+    state.set_pace(0)
+    state.play()
+    qtbot.waitUntil(lambda: len(state.history.tokens) >= 12, timeout=20000)
+    state.pause()
+    qtbot.waitUntil(lambda: not state.busy, timeout=20000)
+    newest = len(state.history.tokens) - 1
+    assert s.holds_lens(newest, ())
+    np.testing.assert_allclose(s.lens(newest), lens_at(s.history, s.weights, 2, newest), rtol=1e-5, atol=1e-5)
+    calls = []
+    for name in ("lens", "lens_tops", "lens_with_tops", "lens_tops_with_rows", "lens_path"):
+        real = getattr(Weights, name)
+        monkeypatch.setattr(Weights, name, lambda self, *a, _r=real, _n=name, **k: calls.append(_n) or _r(self, *a, **k))
+    lens_target(s)
+    assert calls == []
+    monkeypatch.undo()
+    state.select_position(2)
+    state.play()
+    qtbot.waitUntil(lambda: len(state.history.tokens) >= newest + 5, timeout=20000)
+    state.pause()
+    qtbot.waitUntil(lambda: not state.busy, timeout=20000)
+    played = range(newest + 2, len(state.history.tokens))  # the last one may have come after the pause
+    assert all(s.holds_lens(p, (), whole=False) and not s.holds_lens(p, ()) for p in played[:-1])
+    state.lens_grid_shown(grid, False)
+
+
 def test_playing_with_no_lens_grid_on_screen_makes_no_columns_until_one_is_asked_for(qtbot, state):
     """No lens grid shown: auto-steps bring no lens columns (the worker skips 13 LM-head rows per token); a view
     that asks later gets each position's exact column, made then."""
