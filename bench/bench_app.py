@@ -1,9 +1,9 @@
 """Tokens per second: auto-stepping in the visible window vs the CLI's headless loop, in one run.
 
-The app keeps every hook of every step and redraws the token strip, pipeline, stage detail and chart
-after each one; the CLI keeps logits only. A third line runs the app's worker alone (its step slot called
-directly, every hook kept and each new position's lens column made, as while playing): what the model side of
-the app costs before any window. Rounds alternate so machine noise hits all three alike.
+The app keeps every hook of every step and redraws the token strip, pipeline, stage detail and chart a few
+times a second while playing; the CLI keeps logits only. A third line runs the app's worker alone (its step slot
+called directly, every hook kept and what the shown tab reads of each new position's lens made, as while playing):
+what the model side of the app costs before any window. Rounds alternate so machine noise hits all three alike.
 
     python bench/bench_app.py [--model atlas] [--tokens 60] [--rounds 3]
 (under a display, or QT_QPA_PLATFORM=offscreen)
