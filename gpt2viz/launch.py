@@ -18,6 +18,7 @@ from gpt2viz.app.state import AppState
 from gpt2viz.core.model_folder.locations import resolve_model, resources_dir
 from gpt2viz.core.model_folder.manifest import ModelFolderError
 from gpt2viz.widgets.main_window import MainWindow
+from gpt2viz.widgets.window_style import WindowStyle
 
 
 def prepare_from_args(win: MainWindow, a, pending: list) -> None:
@@ -103,7 +104,7 @@ def run_app(model_spec: str | None = None, settings_path: str | None = None, pro
     """
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gpt2viz")
-    app.setStyle("Fusion")  # Fusion follows the system's light or dark colour scheme
+    app.setStyle(WindowStyle())  # Fusion (it follows the system's light or dark colour scheme), scroll bars flat
     icon = resources_dir() / "icons" / "gpt2viz.svg"
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from gpt2viz.core.engine.model import Model
 from gpt2viz.core.session.session import Stage
@@ -676,3 +678,22 @@ def test_spaced_ticks_keeps_every_label_that_fits_beside_its_neighbours(qapp):
     assert spaced_ticks(ticks, fits - 5, font, False) == ticks[::2]
     assert spaced_ticks(ticks, 1000, font, True) == ticks
     assert spaced_ticks(ticks, 0, font, False) == ticks[:1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(labels=hst.lists(hst.text("ab␣W的", min_size=1, max_size=9), min_size=1, max_size=60),
+       length=hst.floats(0.5, 3000), vertical=hst.booleans())
+def test_spaced_ticks_shows_the_densest_labels_that_keep_apart(qapp, labels, length, vertical):
+    """spaced_ticks gives every n-th label for the smallest n at which no two shown labels overlap: the rule
+    tried for every n from 1, as a person would."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from gpt2viz.widgets.views.common import TICK_GAP_PX, spaced_ticks
+
+    font, ticks = QFont(), list(enumerate(labels))
+    fm = QFontMetrics(font)
+    width = [fm.height() + 2.0 if vertical else fm.horizontalAdvance(t) + TICK_GAP_PX for t in labels]
+    unit = length / len(ticks)
+    want = next((ticks[::n] for n in range(1, len(ticks))
+                 if all((a + b) / 2 <= n * unit for a, b in zip(width[::n], width[::n][1:]))), ticks[:1])
+    assert spaced_ticks(ticks, length, font, vertical) == want
