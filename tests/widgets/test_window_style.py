@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QScrollBar, QSlider, QStyle, QStyleFactory, QStyleOptionSlider
 
-from gpt2viz.widgets.window_style import WindowStyle
+from gpt2viz.widgets.window_style import WindowStyle, groove_colour
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_the_handle_is_drawn_where_the_bar_says_it_is(qtbot, styles, orientation
     bar = _bar(qtbot, ours, orientation, value=0)
     first = _handle_rect(bar)
     img = bar.grab().toImage()
-    groove = QColor(bar.palette().color(QPalette.Window).darker(104).rgb())  # as drawn: 8 bits a channel
+    groove = QColor(groove_colour(bar.palette()).rgb())  # as drawn: 8 bits a channel
     handle = img.pixelColor(first.center())
     assert handle != groove  # the handle stands out from its groove
     bar.setValue(100)  # the handle moves to the other end: where it was is groove now
@@ -84,11 +84,11 @@ def test_no_handle_when_there_is_nothing_to_scroll(qtbot, styles):
     bar = _bar(qtbot, ours)
     bar.setRange(0, 0)
     img = bar.grab().toImage()
-    groove = QColor(bar.palette().color(QPalette.Window).darker(104).rgb())  # as drawn: 8 bits a channel
+    groove = QColor(groove_colour(bar.palette()).rgb())  # as drawn: 8 bits a channel
     assert img.pixelColor(img.rect().center()) == groove
 
 
-def test_the_handle_darkens_under_the_pointer(qtbot, styles):
+def test_the_handle_stands_out_more_under_the_pointer_and_when_dragged(qtbot, styles):
     _, ours = styles
     bar = _bar(qtbot, ours)
     opt = QStyleOptionSlider()
