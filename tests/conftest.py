@@ -6,6 +6,7 @@ default model), so tokenization and sampling run on real ids.
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -15,6 +16,18 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 REPO = Path(__file__).resolve().parents[1]
 TOKENIZER_JSON = REPO / "models" / "atlas" / "tokenizer.json"
+
+
+
+@pytest.fixture(autouse=True)
+def _collect_qt_garbage_on_the_main_thread(request):
+    """After each test of the app and the widgets, Python's garbage is collected here, on the main (GUI) thread: a
+    later automatic collection on some test's worker thread then finds none of this test's Qt objects to destroy
+    there, which can hang (see gpt2viz.core.engine.memory.release_memory)."""
+    yield
+    if {"app", "widgets"} & set(request.node.path.parts):
+        gc.collect()
+
 
 # Configs differ in depth, heads, width, head size, MLP width, context and attention scaling.
 TINY_CONFIGS = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import threading
 
 # A released call (Model.run's ``release``) whose new KV cache, its largest output, is at most this size may leave
 # that cache's region in onnxruntime's arena, where the calls after it reuse it; a larger one is handed back to the
@@ -13,8 +14,15 @@ ARENA_KEEPS = 32 << 20
 
 
 def release_memory() -> None:
-    """Collect garbage, then give freed heap memory back to the system (see :func:`trim_heap`)."""
-    gc.collect()
+    """Collect garbage (on the main thread only), then give freed heap memory back to the system (see
+    :func:`trim_heap`).
+
+    On another thread (the app's worker) a collection may free a cycle holding Qt objects of the GUI thread and
+    destroy them there. Qt's destructor then holds a connection lock while shiboken waits for the GIL, and the GUI
+    thread, holding the GIL, waits for that lock in its next ``connect``: the app hung so, in a test, when the
+    worker loaded a model. Python's automatic collections still run on whichever thread allocates."""
+    if threading.current_thread() is threading.main_thread():
+        gc.collect()
     trim_heap()
 
 
