@@ -117,11 +117,11 @@ def main() -> None:
     from PySide6.QtWidgets import QApplication
 
     from gpt2viz.core.model_folder.locations import resolve_model
-    from gpt2viz.widgets.window_style import WindowStyle
+    from gpt2viz.launch import prepare_application
 
     folder = resolve_model(a.model)
     app = QApplication.instance() or QApplication([])
-    app.setStyle(WindowStyle())  # the app's own style (gpt2viz.launch.run_app)
+    prepare_application(app)  # as gpt2viz.launch.run_app sets it
     ini = os.path.join(tempfile.mkdtemp(), "bench.ini")
     cli, gui, work = [], [], []
     for _ in range(a.rounds):

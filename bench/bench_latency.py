@@ -365,7 +365,7 @@ def main() -> None:
     from gpt2viz.app import qt_messages
     from gpt2viz.core.model_folder.locations import resolve_model
     from gpt2viz.core.model_folder.tokenizer import GPT2Tokenizer
-    from gpt2viz.widgets.window_style import WindowStyle
+    from gpt2viz.launch import prepare_application
 
     qt_messages.install()
     if a.small:
@@ -380,7 +380,7 @@ def main() -> None:
 
         text = long_prompt(GPT2Tokenizer.from_file(Path(folder) / "tokenizer.json"), a.tokens)[0]
     qapp = QApplication.instance() or QApplication([])
-    qapp.setStyle(WindowStyle())  # the app's own style (gpt2viz.launch.run_app)
+    prepare_application(qapp)  # as gpt2viz.launch.run_app sets it
     # A text cursor blinks by repainting its line edit every 500 ms: a frame no action caused (it was the last
     # frame of some actions, adding up to QUIET to them). Not blinking, every frame after an input is the input's.
     qapp.setCursorFlashTime(0)

@@ -69,7 +69,10 @@ def app(folder: str, n: int, data: bool = False) -> None:
     from gpt2viz.widgets.main_window import MainWindow
     from gpt2viz.widgets.snapshot import export_view
 
+    from gpt2viz.launch import prepare_application
+
     qapp = QApplication.instance() or QApplication([])
+    prepare_application(qapp)  # as gpt2viz.launch.run_app sets it
     tmp = Path(tempfile.mkdtemp())
     # only the tokenizer: a throwaway Model would leave its freed weights in the process's heap
 

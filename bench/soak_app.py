@@ -257,11 +257,13 @@ def main() -> None:
 
     from gpt2viz.app import qt_messages
     from gpt2viz.core.model_folder.locations import resolve_model
+    from gpt2viz.launch import prepare_application
 
     qt_messages.install()  # the offscreen platform's size-hint chatter, once per redraw, would bury the log
 
     folder = resolve_model(a.model)
     app = QApplication.instance() or QApplication([])
+    prepare_application(app)  # as gpt2viz.launch.run_app sets it
     ini = os.path.join(tempfile.mkdtemp(), "soak.ini")
     win = open_window(folder, ini)
     r = soak(win, a.steps, a.warmup, a.seed, log=lambda m: print(m, flush=True))

@@ -91,6 +91,12 @@ def close_on_signals(win: QMainWindow) -> None:
     win._signal_wakeup = (r, w, notifier)  # kept alive with the window
 
 
+def prepare_application(app: QApplication) -> None:
+    """What the app sets on the application before its window; the benches and the soak set it too, to measure
+    the app as it runs."""
+    app.setStyle(WindowStyle())  # Fusion (it follows the system's light or dark colour scheme), scroll bars flat
+
+
 def run_app(model_spec: str | None = None, settings_path: str | None = None, prompt: str | None = None,
             steps: int = 0, lang: str | None = None, journey: int | None = None, args=None,
             device: str = "cpu") -> int:
@@ -104,7 +110,7 @@ def run_app(model_spec: str | None = None, settings_path: str | None = None, pro
     """
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gpt2viz")
-    app.setStyle(WindowStyle())  # Fusion (it follows the system's light or dark colour scheme), scroll bars flat
+    prepare_application(app)
     icon = resources_dir() / "icons" / "gpt2viz.svg"
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
