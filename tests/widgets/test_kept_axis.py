@@ -101,3 +101,46 @@ def test_numeric_axes_are_drawn_as_pyqtgraph_draws_them(qtbot):
     plain = _plot(qtbot, {"left": pg.AxisItem("left"), "bottom": pg.AxisItem("bottom")})
     assert _image(kept) == _image(plain)
     assert kept.getAxis("left")._kept == {} and kept.getAxis("bottom")._kept == {}
+
+
+def _counting_titles(axis) -> list:
+    calls = []
+    set_html = axis.label.setHtml
+
+    def counted(html):
+        calls.append(html)
+        return set_html(html)
+
+    axis.label.setHtml = counted
+    return calls
+
+
+def test_the_title_is_set_again_only_when_its_text_changes(qtbot):
+    # pyqtgraph sets an axis title again at every range change (its automatic SI prefix); the kept axis sets it
+    # when the prefix, and so the text, changes, and otherwise ends as pyqtgraph's does
+    kept = _plot(qtbot, kept_axes())
+    plain = _plot(qtbot, {"left": pg.AxisItem("left"), "bottom": pg.AxisItem("bottom")})
+    for w in (kept, plain):
+        w.getAxis("left").setLabel("value", units="V")
+    left = kept.getAxis("left")
+    titles = _counting_titles(left)
+    ranges = [(0, 2), (0, 3), (0, 0.002), (0, 0.003), (-0.001, 0.004), (0, 5), (0, 2e6)]
+    for lo, hi in ranges:
+        for w in (kept, plain):
+            w.setYRange(lo, hi, padding=0)
+        assert left.label.toHtml() == plain.getAxis("left").label.toHtml()
+        assert left.width() == plain.getAxis("left").width()
+        assert _image(kept) == _image(plain)
+    # V, mV, V, MV: set when the prefix changed, not at the other ranges
+    assert len(titles) == 3
+
+
+def test_an_axis_without_a_title_does_not_set_one_at_each_range(qtbot):
+    kept = _plot(qtbot, kept_axes())
+    left = kept.getAxis("left")
+    titles = _counting_titles(left)
+    left.setTicks(TICKS_A)
+    for lo in range(5):
+        kept.setYRange(lo - 0.5, lo + 6.5, padding=0)
+        _image(kept)
+    assert titles == []
