@@ -18,7 +18,6 @@ REPO = Path(__file__).resolve().parents[1]
 TOKENIZER_JSON = REPO / "models" / "atlas" / "tokenizer.json"
 
 
-
 @pytest.fixture(autouse=True)
 def _collect_qt_garbage_on_the_main_thread(request):
     """After each test of the app and the widgets, Python's garbage is collected here, on the main (GUI) thread: a
