@@ -66,10 +66,9 @@ def app(folder: str, n: int, data: bool = False) -> None:
     from gpt2viz.app.settings import Settings
     from gpt2viz.app.state import AppState
     from gpt2viz.core.session.session import Stage
+    from gpt2viz.launch import prepare_application
     from gpt2viz.widgets.main_window import MainWindow
     from gpt2viz.widgets.snapshot import export_view
-
-    from gpt2viz.launch import prepare_application
 
     qapp = QApplication.instance() or QApplication([])
     prepare_application(qapp)  # as gpt2viz.launch.run_app sets it

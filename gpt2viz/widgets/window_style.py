@@ -2,10 +2,9 @@
 
 Fusion draws a scroll bar's groove, handle and arrow buttons with gradients and antialiased outlines: 0.45-1.0 ms
 for one bar on a 2-core EPYC, against 0.18-0.27 ms drawn flat (a 600- and a 300-pixel bar repainted in a loop,
-several runs). Bars are drawn
-again whenever their range or position changes: the token strip's at every Step (the strip grows), the logit
-lens grid's as it scrolls to its newest column, both at each redraw while auto-stepping (~75 ms of the GUI
-thread in 100 tokens of a GPT-2-small-sized model).
+several runs). Bars are drawn again whenever their range or position changes: the token strip's at every Step (the
+strip grows), the logit lens grid's as it scrolls to its newest column, both at each redraw while auto-stepping
+(~75 ms of the GUI thread in 100 tokens of a GPT-2-small-sized model).
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ class KeptAxis(pg.AxisItem):
     def __init__(self, *args, **kwargs):
         self._kept: OrderedDict = OrderedDict()  # key -> (picture, the text size its labels needed)
         self._text_size: float | None = None
+        self._label_text: str | None = None  # the title's text as last set (see _updateLabel)
         super().__init__(*args, **kwargs)
 
     def _picture_key(self) -> tuple | None:
@@ -56,7 +57,7 @@ class KeptAxis(pg.AxisItem):
     def _updateLabel(self):  # noqa: N802 - pyqtgraph's name
         """pyqtgraph's, when the title's text changed; else only the picture is redrawn, as it asks too."""
         text = self.labelString()
-        if text == getattr(self, "_label_text", None):
+        if text == self._label_text:
             self.picture = None
             self.update()
             return
