@@ -63,12 +63,13 @@ def app_tokens_per_s(app, folder, n: int, ini: str, tab: str | None = None) -> f
 
     from gpt2viz.app.settings import Settings
     from gpt2viz.app.state import AppState
+    from gpt2viz.launch import show_main_window
     from gpt2viz.widgets.main_window import MainWindow
 
     state = AppState(Settings(ini))
     win = MainWindow(state)
     win.prompt.setText(PROMPT)
-    win.show()
+    show_main_window(win)  # as gpt2viz.launch.run_app shows it
     if tab:
         win.detail.setCurrentWidget(win.detail.views[tab])
     loop = QEventLoop()

@@ -139,6 +139,7 @@ class Bench:
 
         from gpt2viz.app.settings import Settings
         from gpt2viz.app.state import AppState
+        from gpt2viz.launch import show_main_window
         from gpt2viz.widgets.main_window import MainWindow
 
         frames: list[float] = []
@@ -172,7 +173,7 @@ class Bench:
         self.win = TimedWindow(self.state)
         self.win.prompt.setText(text)
         self.win.resize(1500, 940)
-        self.win.show()
+        show_main_window(self.win)  # as gpt2viz.launch.run_app shows it
         self.state.load_model(str(folder))  # runs the prompt once loaded
         self.settle(timeout=600)
         assert self.state.history is not None, "the prompt did not run"

@@ -66,7 +66,7 @@ def app(folder: str, n: int, data: bool = False) -> None:
     from gpt2viz.app.settings import Settings
     from gpt2viz.app.state import AppState
     from gpt2viz.core.session.session import Stage
-    from gpt2viz.launch import prepare_application
+    from gpt2viz.launch import prepare_application, show_main_window
     from gpt2viz.widgets.main_window import MainWindow
     from gpt2viz.widgets.snapshot import export_view
 
@@ -85,7 +85,7 @@ def app(folder: str, n: int, data: bool = False) -> None:
     win = MainWindow(state)
     win.prompt.setText(text)
     win.resize(1500, 940)
-    win.show()
+    show_main_window(win)  # as gpt2viz.launch.run_app shows it
     t0 = time.perf_counter()
     state.load_model(folder)  # runs the prompt once loaded
 

@@ -20,7 +20,8 @@ def release_memory() -> None:
     On another thread (the app's worker) a collection may free a cycle holding Qt objects of the GUI thread and
     destroy them there. Qt's destructor then holds a connection lock while shiboken waits for the GIL, and the GUI
     thread, holding the GIL, waits for that lock in its next ``connect``: the app hung so, in a test, when the
-    worker loaded a model. Python's automatic collections still run on whichever thread allocates."""
+    worker loaded a model. The app also turns Python's automatic collection off and collects on the GUI thread
+    (gpt2viz.launch.collect_garbage_on_gui_thread)."""
     if threading.current_thread() is threading.main_thread():
         gc.collect()
     trim_heap()
