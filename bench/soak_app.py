@@ -12,18 +12,16 @@ measured: VmRSS, threads (OS, Python, QThreads), QTimers, widgets, and the items
 
 Measured, atlas, offscreen, seed 0, on a 2-core EPYC VM (2026-12-07):
 
-- ``--warmup 2500 --steps 2000`` (the default), Python's garbage collected on the GUI thread with the startup objects
-  frozen (gpt2viz.launch): 2046 steps after a 2503-step warm-up in 55 s; VmRSS 567.2 MB after the warm-up, 581.9 MB
-  at the end (+2.6 %); after malloc_trim 504.2 -> 517.1 MB (+2.6 %). Threads (8 OS, 2 Python, 1 QThread), QTimers
-  (5), widgets (1075), plot items and scene items (278) equal; Python objects 90874 -> 91093. A second run: +1.9 %,
-  and 9 OS threads at the end (Qt's thread pool starts and retires its own). With Python's automatic collection, in
-  the same hour: +2.1 %.
-- ``--warmup 1000 --steps 4000``: 444.6 MB after the warm-up, 570.4 MB 1300 steps later, then 579.4 and 579.5 MB
-  (2700 and 3700 steps): resident memory rises for the first ~2300 steps of a session and then stays. What it holds
-  then is not Python's or numpy's: tracemalloc (numpy reports its arrays to it) traced 12.6 -> 12.8 MB between the
-  two checkpoints of a 1000-step run whose trimmed RSS went 455 -> 568 MB; the rest is native memory whose owner
-  is not identified (onnxruntime, Qt or the C heap's fragmentation). Hence the default warm-up of 2500 steps (an
-  earlier, slower build settled within 1000).
+- ``--warmup 2500 --steps 2000`` (the default): 2004 steps after a 2530-step warm-up in 55 s; VmRSS 499.8 MB after
+  the warm-up, 506.6 MB at the end (+1.4 %); after malloc_trim 438.1 -> 441.0 MB (+0.7 %). Threads (2 Python, 1
+  QThread), QTimers (5), widgets (1075), plot items and scene items (278) equal; OS threads 8 -> 9 in some runs
+  (Qt's thread pool starts and retires its own); Python objects 90992 -> 91164.
+- Resident memory rises for the first ~2500 steps of a session, as texts of new lengths run, and then stays; hence
+  the warm-up. Most of that growth was onnxruntime's arena of the lens session, kept at the size of its largest
+  call: a lens grid's 32 columns in one call (224 rows of [50,257] logits) grew it by 192 MB of regions (86 MB
+  touched), until the lens ran 48 rows a call (weights.LENS_ROWS): growth from 300 to 2800 steps 134-144 -> 74 MB
+  (read off /proc/self/smaps at the checkpoints). What is left: the C heap, two smaller arena regions, other
+  anonymous memory (+18, +18, +17, +10 MB); tracemalloc traced Python's and numpy's memory flat (12.6 -> 12.8 MB).
 - Found by this soak and fixed: the marker curves (residual, MLP, lens views) handed pyqtgraph colours as tuples, which
   it turns into new pen and brush objects on every redraw; its marker cache is keyed by object, so it gained a
   picture per redraw (regression test in tests/widgets/test_soak.py).

@@ -18,6 +18,13 @@ from gpt2viz.core.graph.cuts import lens_graph
 from gpt2viz.core.graph.onnx_file import WeightFiles, quiet_options, read_skeleton, row_lengths, session_options_for
 from gpt2viz.core.numeric import lens_top, token_probabilities
 
+# Rows of residual vectors per call of the lens graph. Each row's logits and their softmax are [V] temporaries
+# (~1 MB a row with GPT-2's 50,257 tokens), and onnxruntime's arena keeps the largest call's for good: a lens grid's
+# 32 columns of GPT-2 small (416 rows) in one call left it 431 MB larger, in calls of 52 rows 96 MB, for a call
+# 5 % slower (233 -> 246 ms, the same floats; EPYC machine). Handing the arena back after a large call instead
+# cost ~230 ms of fresh pages at that call and ~10 ms at the next small one.
+LENS_ROWS = 48
+
 
 class Weights:
     """Named parameters of an exported GPT-2, read on first use.
@@ -161,21 +168,21 @@ class Weights:
         if self._lens_session is None:
             return x @ self.W_U.T
         flat = x.reshape(-1, x.shape[-1])
-        out = self._lens_session.run(["lens"], _lens_feed(flat, normalize=False))[0]
+        out = self._run_lens(["lens"], flat, normalize=False)[0]
         return out.reshape(*x.shape[:-1], out.shape[-1])
 
     def lens(self, resid: np.ndarray) -> np.ndarray:
         """Logits [..., V] the model would give residual vectors [..., E]: its final LayerNorm and LM head.
 
-        Run by onnxruntime on the graph's own nodes (:func:`gpt2viz.core.engine.ondemand.lens_graph`), all rows in
-        one call; float32 like the model's logits.
+        Run by onnxruntime on the graph's own nodes (:func:`gpt2viz.core.engine.ondemand.lens_graph`),
+        :data:`LENS_ROWS` rows a call; float32 like the model's logits.
         """
         x = np.asarray(resid, dtype=np.float32)
         self._table  # noqa: B018 - opens the lens session with the parameters
         if self._lens_session is None:
             return self.unembed(self.ln_final(x))
         flat = np.ascontiguousarray(x.reshape(-1, x.shape[-1]))
-        out = self._lens_session.run(["lens"], _lens_feed(flat))[0]
+        out = self._run_lens(["lens"], flat)[0]
         return out.reshape(*x.shape[:-1], out.shape[-1])
 
     def lens_tops(self, resid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -187,13 +194,13 @@ class Weights:
 
     def lens_tops_with_rows(self, resid: np.ndarray, rows) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
         """:meth:`lens_tops` of residual vectors [N, E] and the whole lens [len(rows), V] of ``rows`` of them, from
-        one onnxruntime call (the unembedding read once)."""
+        the same onnxruntime calls (the unembedding read once per :data:`LENS_ROWS` rows)."""
         x = np.asarray(resid, dtype=np.float32)
         self._table  # noqa: B018 - opens the lens session with the parameters
         if self._lens_session is None:
             lens = self.lens(x)
             return lens_top(lens), lens[np.asarray(rows, np.int64).reshape(-1)]
-        top, p, logits = self._lens_session.run(["top", "p_top", "final_logits"], _lens_feed(x, rows=rows))
+        top, p, logits = self._run_lens(["top", "p_top", "final_logits"], x, rows=rows)
         return (top, p), logits
 
     def lens_path(self, resid: np.ndarray, target: int) -> tuple[np.ndarray, np.ndarray]:
@@ -205,19 +212,47 @@ class Weights:
         if self._lens_session is None:
             lens, t = np.atleast_2d(self.lens(x)), int(target)
             return (lens > lens[:, [t]]).sum(axis=1), token_probabilities(lens, np.full(len(lens), t))
-        rank, p = self._lens_session.run(["rank_target", "p_target"], _lens_feed(x, target=int(target)))
+        rank, p = self._run_lens(["rank_target", "p_target"], x, target=int(target))
         return rank, p
 
     def lens_with_tops(self, resid: np.ndarray, run_options=None) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """``lens(resid)`` for residual vectors [N, E] and its :meth:`lens_tops`, from one onnxruntime call
+        """``lens(resid)`` for residual vectors [N, E] and its :meth:`lens_tops`, from the same onnxruntime calls
         (``run_options``: onnxruntime's, whose ``terminate`` ends it: work done ahead)."""
         x = np.asarray(resid, dtype=np.float32)
         self._table  # noqa: B018 - opens the lens session with the parameters
         if self._lens_session is None:
             lens = self.lens(x)
             return lens, lens_top(lens)
-        lens, top, p = self._lens_session.run(["lens", "top", "p_top"], _lens_feed(x), run_options)
+        lens, top, p = self._run_lens(["lens", "top", "p_top"], x, run_options)
         return lens, (top, p)
+
+
+    def _run_lens(self, outputs: list[str], x: np.ndarray, run_options=None, normalize: bool = True, target=None,
+                  rows=()) -> list[np.ndarray]:
+        """The lens graph's ``outputs`` for residual vectors ``x`` [N, E], :data:`LENS_ROWS` rows a call, joined as
+        one call would give them (``final_logits`` in the order of ``rows``; see :func:`_lens_feed`)."""
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        if len(x) <= LENS_ROWS:
+            return self._lens_session.run(outputs, _lens_feed(x, normalize, target, rows), run_options)
+        rows = np.asarray(rows, np.int64).reshape(-1)
+        parts: list[list[np.ndarray]] = []
+        placed: list[np.ndarray] = []  # where each call's final_logits go among ``rows``
+        for s in range(0, len(x), LENS_ROWS):
+            e = min(s + LENS_ROWS, len(x))
+            mine = np.flatnonzero((rows >= s) & (rows < e))
+            parts.append(self._lens_session.run(outputs, _lens_feed(x[s:e], normalize, target, rows[mine] - s),
+                                                run_options))
+            placed.append(mine)
+        joined = []
+        for i, name in enumerate(outputs):
+            if name != "final_logits":
+                joined.append(np.concatenate([p[i] for p in parts]))
+                continue
+            out = np.empty((len(rows), parts[0][i].shape[-1]), parts[0][i].dtype)
+            for p, mine in zip(parts, placed):
+                out[mine] = p[i]
+            joined.append(out)
+        return joined
 
 
 def _lens_feed(x: np.ndarray, normalize: bool = True, target=None, rows=()) -> dict[str, np.ndarray]:
