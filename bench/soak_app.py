@@ -17,11 +17,10 @@ Measured, atlas, offscreen, seed 0, on a 2-core EPYC VM (2026-12-07):
   QThread), QTimers (5), widgets (1075), plot items and scene items (278) equal; OS threads 8 -> 9 in some runs
   (Qt's thread pool starts and retires its own); Python objects 90992 -> 91164.
 - Resident memory rises for the first ~2500 steps of a session, as texts of new lengths run, and then stays; hence
-  the warm-up. Most of that growth was onnxruntime's arena of the lens session, kept at the size of its largest
-  call: a lens grid's 32 columns in one call (224 rows of [50,257] logits) grew it by 192 MB of regions (86 MB
-  touched), until the lens ran 48 rows a call (weights.LENS_ROWS): growth from 300 to 2800 steps 134-144 -> 74 MB
-  (read off /proc/self/smaps at the checkpoints). What is left: the C heap, two smaller arena regions, other
-  anonymous memory (+18, +18, +17, +10 MB); tracemalloc traced Python's and numpy's memory flat (12.6 -> 12.8 MB).
+  the warm-up. From 300 to 2800 steps it grows by 74 MB (read off /proc/self/smaps at the checkpoints): the C heap,
+  two onnxruntime arena regions, other anonymous memory (+18, +18, +17, +10 MB); tracemalloc traces Python's and
+  numpy's memory flat (12.6 -> 12.8 MB). With the lens in one call rather than 48 rows a call (weights.LENS_ROWS), a
+  lens grid's 32 columns (224 rows of [50,257] logits) would add a 192 MB arena region and 134-144 MB of growth.
 - Found by this soak and fixed: the marker curves (residual, MLP, lens views) handed pyqtgraph colours as tuples, which
   it turns into new pen and brush objects on every redraw; its marker cache is keyed by object, so it gained a
   picture per redraw (regression test in tests/widgets/test_soak.py).

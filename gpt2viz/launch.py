@@ -108,7 +108,7 @@ def collect_garbage_on_gui_thread(app: QApplication) -> None:
     the worker thread. One that frees a cycle holding Qt objects destroys them there; Qt's destructor then holds a
     connection lock while shiboken waits for the GIL, and the GUI thread, holding the GIL, waits for that lock in
     its next ``connect``: the app hangs (seen in a test; see gpt2viz.core.engine.memory.release_memory).
-    Garbage cycles now live up to a second longer. Idempotent; the collector lives as long as ``app``."""
+    Garbage cycles wait up to a second to be collected. Idempotent; the collector lives as long as ``app``."""
     from pyqtgraph.util.garbage_collector import GarbageCollector
 
     if getattr(app, "_gpt2viz_gc", None) is None:
@@ -119,8 +119,8 @@ def show_main_window(win: QMainWindow) -> None:
     """Show the window, then collect once and freeze every object alive (``gc.freeze``): the modules' and the
     window's ~88,000 objects live as long as the app, and once frozen a full collection no longer walks them.
 
-    On atlas (EPYC machine) a full collection took ~45 ms before, holding the GIL, so the GUI thread and the
-    worker's Python both stopped; after, ~1 ms. A cycle among the frozen objects that becomes garbage later is
+    On atlas (EPYC machine) a full collection, which holds the GIL and so stops the GUI thread and the worker's
+    Python, takes ~45 ms with them and ~1 ms frozen. A cycle among the frozen objects that becomes garbage later is
     never collected: the window's widgets are kept until the app ends anyway."""
     win.show()
     gc.collect()

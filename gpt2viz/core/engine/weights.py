@@ -20,8 +20,8 @@ from gpt2viz.core.numeric import lens_top, token_probabilities
 
 # Rows of residual vectors per call of the lens graph. Each row's logits and their softmax are [V] temporaries
 # (~1 MB a row with GPT-2's 50,257 tokens), and onnxruntime's arena keeps the largest call's for good: a lens grid's
-# 32 columns of GPT-2 small (416 rows) in one call left it 431 MB larger, in calls of 48-52 rows 90-96 MB, for a
-# call 5 % slower (233 -> 246 ms, the same floats; EPYC machine). Handing the arena back after a large call instead
+# 32 columns of GPT-2 small (416 rows) in one call would leave it 431 MB larger; in calls of 48-52 rows 90-96 MB, for
+# 5 % more time (246 against 233 ms, the same floats; EPYC machine). Handing the arena back after a large call would
 # cost ~230 ms of fresh pages at that call and ~10 ms at the next small one.
 LENS_ROWS = 48
 
