@@ -19,13 +19,47 @@ TOKENIZER_JSON = REPO / "models" / "atlas" / "tokenizer.json"
 
 
 @pytest.fixture(autouse=True)
-def _collect_qt_garbage_on_the_main_thread(request):
-    """After each test of the app and the widgets, Python's garbage is collected here, on the main (GUI) thread: a
-    later automatic collection on some test's worker thread then finds none of this test's Qt objects to destroy
-    there, which can hang (see gpt2viz.core.engine.memory.release_memory)."""
+def _release_qt_objects(request, monkeypatch):
+    """After each test of the app and the widgets, free what it made: every AppState is shut down and deleted with
+    its worker, every top-level window of ours is deleted, and Python's garbage is collected here, on the main (GUI) thread.
+
+    Closing is not enough: lambdas connected to a window's or a state's signals are held by their C++ objects,
+    a cycle Python's collector cannot see, so each test's window kept its model, worker and onnxruntime sessions
+    (~60 MB a test, ~15 GB by the end of tests/widgets). Collecting here also leaves no Qt object of this test for
+    an automatic collection on a later test's worker thread, which can hang (see
+    gpt2viz.core.engine.memory.release_memory)."""
+    if not {"app", "widgets"} & set(request.node.path.parts):
+        yield
+        return
+    from gpt2viz.app.state import AppState
+
+    states = []
+    init = AppState.__init__
+
+    def tracked(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        states.append(self)
+
+    monkeypatch.setattr(AppState, "__init__", tracked)
     yield
-    if {"app", "widgets"} & set(request.node.path.parts):
-        gc.collect()
+    import shiboken6
+    from PySide6.QtCore import QCoreApplication, QEvent
+    from PySide6.QtWidgets import QApplication
+
+    for w in QApplication.topLevelWidgets():
+        # only ours: pyqtgraph owns its parentless menus and deletes them with their plots
+        if type(w).__module__.startswith("gpt2viz."):
+            w.close()
+            w.deleteLater()
+    for st in states:
+        if shiboken6.isValid(st):
+            st.shutdown()  # the worker thread has ended: its objects can be deleted from here
+            if shiboken6.isValid(st.worker):
+                shiboken6.delete(st.worker)
+            st.deleteLater()
+    states.clear()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
 
 
 # Configs differ in depth, heads, width, head size, MLP width, context and attention scaling.

@@ -332,7 +332,7 @@ class InferenceWorker(QObject):
                 return
             if self._asked != asked:  # asked for something since the last turn: wait for a quiet spell
                 asked = self._asked
-                QTimer.singleShot(QUIET_MS, turn)
+                QTimer.singleShot(QUIET_MS, self, turn)
                 return
             try:
                 if model.prepare_ondemand(limit=1):  # every sub-graph prepared: one block's norms a turn
@@ -342,8 +342,10 @@ class InferenceWorker(QObject):
                     weights.W_out_norms(layer)
             except Exception:  # noqa: BLE001 - what is left unprepared is made when first read, as it was
                 return
-            QTimer.singleShot(0, turn)
-        QTimer.singleShot(0, turn)
+            QTimer.singleShot(0, self, turn)
+        # The worker as the timers' context: a bare callable's timer, still pending when the thread ends, would
+        # keep ``turn`` and the model it holds for good; the worker's deletion releases this one.
+        QTimer.singleShot(0, self, turn)
 
     @Slot(int, str, str)
     def share_model(self, req: int, session: str, source: str) -> None:
@@ -540,7 +542,7 @@ class InferenceWorker(QObject):
             finally:
                 with self._lock:
                     self._background = None
-            QTimer.singleShot(0, turn)
+            QTimer.singleShot(0, self, turn)  # with the worker as context, as in _prepare_later
         turn()
 
     def _lens_ahead(self, session: str, gen: Generator, h: History, key: tuple, run: BackgroundRun) -> None:

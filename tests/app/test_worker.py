@@ -434,3 +434,33 @@ def test_an_interventions_result_brings_the_new_states_distribution_under_the_sh
     assert got[-1].history.tokens[-1] == chosen and picks == [n, n + 1]  # sampled from it, not made again
     w.intervene(5, "A", (), Shown(newest_lens=False, newest_tops=False))  # no settings given: none made
     assert got[-1].distribution is None and picks == [n, n + 1]
+
+
+def test_a_deleted_worker_leaves_nothing_of_its_model_in_pending_timers(qtbot, monkeypatch, exported):
+    """Preparing a model's views goes on in timer turns on the worker's thread, waiting for a quiet spell after a
+    request. A turn still pending when the thread ends (a window closed) holds the model only through a timer the
+    worker owns: the model is freed with the worker, not kept for good by a timer no event loop will run."""
+    import gc
+    import time
+    import weakref
+
+    import shiboken6
+    from PySide6.QtCore import QThread, QTimer
+
+    monkeypatch.setattr(worker_module, "QUIET_MS", 60_000)
+    w, thread = InferenceWorker(), QThread()
+    w.moveToThread(thread)
+    thread.start()
+    # queued on the worker's thread in this order: the load (which queues the first turn), then a request
+    QTimer.singleShot(0, w, lambda: w.load_model(1, "A", str(exported["l3h4e32"])))
+    asked = []
+    QTimer.singleShot(0, w, lambda: asked.append(w.interrupt_background()))
+    qtbot.waitUntil(lambda: bool(asked) and "A" in w.gens, timeout=20000)
+    time.sleep(0.3)  # the first turn sees the request and waits QUIET_MS
+    model = weakref.ref(w.gens["A"].model)
+    thread.quit()
+    thread.wait()
+    shiboken6.delete(w)
+    del w
+    gc.collect()
+    assert model() is None
