@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 SHOT=${SHOT:-../shared/tools/shot.sh}
 P="The capital of France is"
 export PYTHONPATH=$PWD
+# a fresh settings folder: the window shots take the default layout, not a splitter saved by an earlier run
+export XDG_CONFIG_HOME=$(mktemp -d)
 g() { python -m gpt2viz "$@" >/dev/null; }
 
 # window (real X): English after three steps, Chinese, three journey pages in Chinese

@@ -697,3 +697,30 @@ def test_spaced_ticks_shows_the_densest_labels_that_keep_apart(qapp, labels, len
     want = next((ticks[::n] for n in range(1, len(ticks))
                  if all((a + b) / 2 <= n * unit for a, b in zip(width[::n], width[::n][1:]))), ticks[:1])
     assert spaced_ticks(ticks, length, font, vertical) == want
+
+
+def test_a_scrolled_lens_grid_shows_whole_columns(qtbot, tmp_path, exported):
+    """A grid wider than its room, scrolled to the newest position, starts with a whole column at its left edge
+    (Qt's own rule puts the newest column flush right and cuts the column before the first whole one) and shows
+    the newest column whole."""
+    from PySide6.QtWidgets import QSplitter
+
+    from tests.widgets.conftest import run_window
+
+    win = run_window(qtbot, tmp_path, exported["l3h4e32"],
+                     "The capital of France is Paris, the capital of Italy is Rome and the capital of Spain is")
+    st, view = win.state, win.detail.views["Logit lens"]
+    win.detail.setCurrentWidget(view)
+    view.findChild(QSplitter).setSizes([420, 600])  # room for a few columns only
+    for _ in range(2):  # two Steps: a new grid is laid out, then only its widths change (the table's own layout)
+        st.step()
+        qtbot.waitUntil(lambda: not st.busy and view.grid.positions[-1] == len(st.history.tokens) - 1,
+                        timeout=20000)
+        qtbot.wait(50)
+        table, n = view.table, len(view.grid.positions)
+        bar = table.horizontalScrollBar()
+        assert bar.maximum() > 0 and bar.value() == bar.maximum()
+        first = table.columnAt(0)
+        assert table.columnViewportPosition(first) == 0
+        last = n - 1
+        assert table.columnViewportPosition(last) + table.columnWidth(last) <= table.viewport().width()

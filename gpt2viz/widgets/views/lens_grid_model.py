@@ -205,6 +205,7 @@ class LensTable(QTableView):
         if laid_out != self._laid_out or self.horizontalScrollMode() != QAbstractItemView.ScrollPerItem:
             self._laid_out = laid_out
             super().updateGeometries()
+            self._whole_columns()
             return
         n, room, width, fit = cells.columnCount(), self.viewport().width(), 0, 0
         for c in reversed(range(n)):
@@ -217,6 +218,27 @@ class LensTable(QTableView):
         bar.setPageStep(fit)
         if fit >= n:
             head.setOffset(0)
+        self._whole_columns()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802 - Qt's name
+        super().scrollContentsBy(dx, dy)
+        self._whole_columns()
+
+    def _whole_columns(self) -> None:
+        """At the right end of the bar, the first column shown starts at the left edge.
+
+        Scrolling by item, Qt puts the last column flush with the right edge there, so the column before the
+        first whole one shows a sliver of its cells (a token cut to "pital" and "4%"); its range gives the
+        columns that fit from the right, so starting at the bar's value they all fit whole, with room after
+        the newest."""
+        bar, head = self.horizontalScrollBar(), self.horizontalHeader()
+        if (self.horizontalScrollMode() != QAbstractItemView.ScrollPerItem or bar.maximum() <= 0
+                or bar.value() != bar.maximum()):
+            return
+        x = head.sectionPosition(head.logicalIndex(bar.value()))
+        if head.offset() != x:
+            head.setOffset(x)
+            self.viewport().update()
 
     def paintEvent(self, e) -> None:  # noqa: N802 - Qt's name
         """The cells in ``e``'s rectangle, then the grid lines between them."""
