@@ -21,7 +21,8 @@ TOKENIZER_JSON = REPO / "models" / "atlas" / "tokenizer.json"
 @pytest.fixture(autouse=True)
 def _release_qt_objects(request, monkeypatch):
     """After each test of the app and the widgets, free what it made: every AppState is shut down and deleted with
-    its worker, every top-level window of ours is deleted, and Python's garbage is collected here, on the main (GUI) thread.
+    its worker, every top-level window of ours is deleted, and Python's garbage is collected here, on the main (GUI)
+    thread.
 
     Closing is not enough: lambdas connected to a window's or a state's signals are held by their C++ objects,
     a cycle Python's collector cannot see, so each test's window kept its model, worker and onnxruntime sessions
