@@ -32,6 +32,13 @@ the headless ones, so the bench also times the worker's slot in each of the wind
 thread) and prints the p95 of each round's latency less that time: what the window adds to the model, against
 one frame.
 
+Where the window's part goes, per action that asks the worker (p50 of its rounds): before the request (the
+input's handling and the frames it paints before the model runs), from the request to the views' refresh (the
+model's time, its answer's way back to the GUI thread), the views' refresh (``Session.accept``: every view's
+slot on the new state), and from there to the end of the last frame (layouts and painting). The refresh is
+timed by wrapping ``Session.accept``, which ``AppState._on_result`` calls on the GUI thread; a Qt slot wrapped
+in a plain function the same way would lose its thread (PySide6 then calls it directly, on the worker's).
+
     python bench/bench_latency.py [--model atlas] [--repeat 20]            # atlas, its default prompt
     python bench/bench_latency.py --model build/bench/model-l12h12e768 --tokens 200   # GPT-2-small-sized
 (needs no display: the offscreen platform is used when $DISPLAY is unset.) bench/bench_engine.py makes the
@@ -152,6 +159,22 @@ class Bench:
                 return done
 
         self.qapp, self.frames = qapp, frames
+        # Session.accept (views refreshed on a new state), timed on the GUI thread; see the module's docstring
+        from gpt2viz.core.session.session import Session
+
+        accepts: list[tuple[float, float]] = []
+        accept = Session.accept
+
+        def timed_accept(session, *a, **kw):
+            t = time.perf_counter()
+            try:
+                return accept(session, *a, **kw)
+            finally:
+                accepts.append((t, time.perf_counter()))
+
+        Session.accept = timed_accept
+        self.accepts = accepts
+        self.phases: dict[str, list[tuple[float, float, float, float]]] = {}  # per action: see measure
         self.per_tab: dict[str, list[float]] = {}
         self.over_model: dict[str, list[float]] = {}  # per action and round: the latency less that round's model time
         self.state = AppState(Settings(ini))
@@ -159,6 +182,7 @@ class Bench:
         # thread; its spans within an action are that action's model time (measure's last_model_ms).
         self.spans: list[tuple[float, float]] = []
         self.last_model_ms = 0.0
+        self.last_phases: tuple | None = None
         worker, guard = self.state.worker, self.state.worker._guard
 
         def timed_guard(req, session, fn):
@@ -214,13 +238,20 @@ class Bench:
         self.settle()
         fire = action()
         self.settle()
-        n, k = len(self.frames), len(self.spans)
+        n, k, a = len(self.frames), len(self.spans), len(self.accepts)
         t0 = time.perf_counter()
         fire()
         end = self.settle()
         if len(self.frames) == n:
             raise RuntimeError(f"{action.__name__}: nothing was painted")
-        self.last_model_ms = sum(e - s for s, e in self.spans[k:] if s >= t0 and e <= end) * 1000
+        spans = [(s, e) for s, e in self.spans[k:] if s >= t0 and e <= end]
+        self.last_model_ms = sum(e - s for s, e in spans) * 1000
+        accepts = [(s, e) for s, e in self.accepts[a:] if s >= t0 and e <= end]
+        # (before the request, request -> refresh, the refresh, -> the last frame's end), ms; None without a request
+        self.last_phases = None
+        if spans and accepts:
+            ask, first, last = spans[0][0], accepts[0][0], accepts[-1][1]
+            self.last_phases = tuple(1000 * d for d in (ask - t0, first - ask, last - first, end - last))
         return (end - t0) * 1000
 
 
@@ -323,6 +354,8 @@ def gui_ms(b: Bench, repeat: int) -> dict[str, list[float]]:
                 if rnd:
                     out.setdefault(name, []).append(ms)
                     b.over_model.setdefault(name, []).append(ms - b.last_model_ms)
+                    if b.last_phases is not None:
+                        b.phases.setdefault(name, []).append(b.last_phases)
                     if name == "tab switch":
                         b.per_tab.setdefault(b.last_tab, []).append(ms)
     return out
@@ -347,6 +380,16 @@ def table(model: str, gui: dict, head: dict, over: dict) -> list[str]:
             target, own_s, same = CLICK_TARGET_MS, f"{'-':>11}", ""
         rows.append(f"  {name:<24}{p50:9.1f}{p95:9.1f}{own_s}{target:12.1f}  {'yes' if p95 <= target else 'NO ':<3}"
                     f"{same}")
+    return rows
+
+
+def phase_table(phases: dict) -> list[str]:
+    """Rows of the phases' table: per action that asked the worker, the p50 of each phase over its rounds."""
+    rows = ["  where the time goes, p50 ms (see the module's docstring)",
+            f"  {'action':<24}{'to the request':>16}{'to the refresh':>16}{'the refresh':>13}{'to the frame end':>18}"]
+    for name, xs in phases.items():
+        cols = [statistics.median(x[i] for x in xs) for i in range(4)]
+        rows.append(f"  {name:<24}{cols[0]:16.1f}{cols[1]:16.1f}{cols[2]:13.1f}{cols[3]:18.1f}")
     return rows
 
 
@@ -394,6 +437,7 @@ def main() -> None:
     print(f"platform {qapp.platformName()}; {a.repeat} repeats (tab switch: every tab, {a.repeat} rounds); "
           f"idle = no frame for {QUIET * 1000:.0f} ms")
     print("\n".join(table(f"{Path(folder).name}, {n}-token text", gui, head, b.over_model)))
+    print("\n".join(phase_table(b.phases)))
     print("  tab switch p95 by tab: " + ", ".join(f"{k} {pct(v, 0.95):.0f}" for k, v in b.per_tab.items()))
     print("  model's own time, p50: " + ", ".join(f"{k} {statistics.median(v):.1f} ms" for k, v in head.items()))
 
