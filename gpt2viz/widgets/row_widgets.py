@@ -25,8 +25,10 @@ def show_now(w: QWidget) -> None:
 
 
 def drop_now(w: QWidget) -> None:
-    """Take ``w`` off its row now and delete it later. Only taken out of the layout, a widget stayed shown (Back
-    painted a token chip's sliver beside the row) and left when deleted, after the frame: the row was painted
-    again in a frame of its own."""
-    w.setParent(None)
+    """Take ``w``, already out of its row's layout, off the screen now and delete it later. Only taken out of the
+    layout, a widget stayed shown (Back painted a token chip's sliver beside the row) and left when deleted, after
+    the frame: the row was painted again in a frame of its own. Hidden, it is gone from this frame, and deleting a
+    hidden child paints nothing. (Taken from its parent instead, ``setParent(None)``, it cost ~0.3 ms of a Back on
+    atlas on a 2-core EPYC: Qt makes a parentless widget a window of its own.)"""
+    w.hide()
     w.deleteLater()

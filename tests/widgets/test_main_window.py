@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt
 
 from gpt2viz.app.settings import Settings
@@ -498,10 +499,12 @@ def test_the_chip_a_back_drops_leaves_the_strip_at_once(qtbot, stepped_window):
     st, strip = win.state, win.tokens
     dropped = strip.chips[-1]
     seen = []
-    st.sigHistory.connect(lambda _name: seen.append((len(strip.chips), dropped.parentWidget(), dropped.isVisible())))
+    st.sigHistory.connect(lambda _name: seen.append((len(strip.chips), dropped.isVisible(),
+                                                     strip._row.indexOf(dropped))))
     st.back()
     qtbot.waitUntil(lambda: bool(seen), timeout=20000)
-    assert seen[0] == (5, None, False)
+    assert seen[0] == (5, False, -1)
+    qtbot.waitUntil(lambda: not shiboken6.isValid(dropped), timeout=5000)  # and deleted after the frame
 
 
 def test_running_is_said_only_for_work_that_lasts(qtbot, window):

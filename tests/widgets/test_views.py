@@ -543,6 +543,9 @@ def test_a_plot_keeps_its_title_layout_when_its_title_does_not_change(qtbot):
     plot.setTitle(None)
     set_title(plot, "layer 1, head 3", size="10pt")
     assert label.isVisible()
+    # a title is plain text: a token that looks like a tag or an entity is shown as it is
+    set_title(plot, "what <|endoftext|> reads & <b>", size="10pt")
+    assert label.item.toPlainText() == "what <|endoftext|> reads & <b>"
 
 
 def test_a_step_moves_a_full_lens_grid_on_without_repainting_its_frame(qtbot, tmp_path, exported):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import weakref
 
 import numpy as np
@@ -116,12 +117,16 @@ def place_token_ticks(plot, ax: str, labels: list) -> None:
 def set_title(plot, title: str, **opts) -> None:
     """``plot.setTitle(title, **opts)`` unless the plot (a PlotWidget or PlotItem) shows that title already:
     pyqtgraph lays a title out as HTML again on every setTitle and asks for the plot to be laid out again
-    (a layout request that reached the window after every refresh of a view whose title had not changed)."""
+    (a layout request that reached the window after every refresh of a view whose title had not changed).
+
+    ``title`` is plain text, shown as it is: pyqtgraph puts it into HTML unescaped, where a token such as
+    ``<|endoftext|>`` was taken for a tag and vanished from the title."""
+    text = html.escape(title, quote=False)
     item = getattr(plot, "plotItem", plot)
     label = item.titleLabel
-    if label.isVisible() and label.text == title and all(label.opts.get(k) == v for k, v in opts.items()):
+    if label.isVisible() and label.text == text and all(label.opts.get(k) == v for k, v in opts.items()):
         return
-    item.setTitle(title, **opts)
+    item.setTitle(text, **opts)
 
 
 def themed_plot(widget: QWidget, **kw) -> pg.PlotWidget:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -10,7 +12,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLineEdit, QSplitt
 from gpt2viz.app.sessions import SessionId
 from gpt2viz.app.state import AppState
 from gpt2viz.core.viewmodels.lens import MAX_POSITIONS, LensGrid, LensTarget, lens_grid, lens_target
-from gpt2viz.widgets.views.common import LayoutFence, LazyView, note, set_title, symbol_style, themed_plot
+from gpt2viz.widgets.views.common import LayoutFence, LazyView, SteadyLabel, note, symbol_style, themed_plot
 from gpt2viz.widgets.views.lens_grid_model import LensGridModel, LensTable
 from gpt2viz.widgets.views.marked_line import MarkedLine
 
@@ -32,16 +34,24 @@ class LensView(LazyView):
         self.table.clicked.connect(lambda index: self._on_cell(index.row(), index.column()))
         self.target = QLineEdit()
         self.target.editingFinished.connect(self.refresh_target)
+        # The path's title is a label over the plot, not the plot's own: its text changes at every Step and Back
+        # with the newest token followed, and pyqtgraph lays a title out as HTML and the whole plot out again for
+        # it (~0.5 ms of the GUI thread after each on atlas, and the plot's layout pass before the frame).
+        self.path_title = SteadyLabel()
+        self.path_title.setTextFormat(Qt.PlainText)  # tokens are text: "<b>" is a token, not markup
+        self.path_title.setAlignment(Qt.AlignCenter)
         self.chart = themed_plot(self)
         self.prob_curve = MarkedLine(self.chart, pen=(70, 130, 200), symbol="o", **symbol_style())
         # the run without the interventions in force, dashed grey (empty when there are none)
         self.base_curve = self.chart.plot([], [], pen=pg.mkPen((128, 128, 128), style=Qt.DashLine))
         self.rank_label = note(steady=True)  # gains lines with interventions: the plot above stays put
+        self.rank_label.setTextFormat(Qt.RichText)  # its lines are joined by <br>; typed text is escaped
         right = QWidget()
         rl = QVBoxLayout(right)
         row = QHBoxLayout()
         row.addWidget(self.target)
         rl.addLayout(row)
+        rl.addWidget(LayoutFence(self.path_title))
         rl.addWidget(self.chart, 1)
         rl.addWidget(LayoutFence(self.rank_label))
         split = QSplitter()
@@ -168,11 +178,11 @@ class LensView(LazyView):
         elif self.base_curve.xData is not None and len(self.base_curve.xData):  # emptied once, not at every Step
             self.base_curve.setData([], [])
         self.chart.setYRange(0, 1)
-        set_title(self.chart, self.tr("{target} at position {pos} {token}").format(
+        self.path_title.setText(self.tr("{target} at position {pos} {token}").format(
             target=tok.token_display(t.target), pos=t.position, token=tok.token_display(t.token)))
         ranks = self.tr("rank by depth (0 = top): {ranks}").format(
             ranks=", ".join(str(int(r)) for r in t.ranks)) + ("" if not text or len(ids) == 1 else self.tr(
-                " · “{text}” is {n} tokens; using the default").format(text=text, n=len(ids)))
+                " · “{text}” is {n} tokens; using the default").format(text=html.escape(text), n=len(ids)))
         if t.base_probs is not None:
             ranks += "<br>" + self.tr(
                 "with the interventions (solid) vs without (dashed): rank {ranks}; Δp {deltas}").format(
