@@ -95,6 +95,32 @@ def test_mlp_view_projects_the_neuron_through_the_unembedding(win):
     assert "Neuron 5" in view.neuron_info.text() and f"promotes: {best} " in view.neuron_info.text()
 
 
+def test_rich_text_views_show_tokens_as_text(win, monkeypatch):
+    """The Embeddings view's nearest tokens and the MLP view's projections are rich text (bold, line breaks):
+    a token is escaped there, else GPT-2's "␣<!--" (id 37922) began an HTML comment that hid what followed."""
+    from PySide6.QtGui import QTextDocument
+
+    st = win.state
+    monkeypatch.setattr(st.model.tokenizer, "token_display", lambda i: f"␣<!--{int(i)}")
+
+    def rendered(label) -> str:
+        doc = QTextDocument()
+        doc.setHtml(label.text())
+        return doc.toPlainText()
+
+    emb, mlp = win.detail.views["Embeddings"], win.detail.views["MLP"]
+    st.select_position(3)
+    win.detail.setCurrentWidget(emb)
+    emb.refresh()
+    first, cos = emb.summary.nearest[-1]
+    assert f"␣<!--{first}" in rendered(emb.neighbours) and f"{cos:.3f}" in rendered(emb.neighbours)
+    st.select_block(1)
+    win.detail.setCurrentWidget(mlp)
+    mlp.select_neuron(5)
+    assert rendered(mlp.whole).count("␣<!--") == len(mlp.summary.promotes) + len(mlp.summary.suppresses)
+    assert "suppresses: ␣<!--" in rendered(mlp.neuron_info)
+
+
 def test_mlp_view_gives_the_neurons_text_the_room_beside_its_table(win):
     """The table is as wide as its three columns; the neuron's and the whole MLP's tokens get the rest (they were
     squeezed into ~80 px beside an empty half of the table)."""

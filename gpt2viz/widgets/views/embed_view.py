@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
@@ -80,9 +82,10 @@ class EmbeddingsView(LazyView):
                     "‖{ns:.2f}‖, the residual stream entering block 0 ({n} numbers; blue negative, red "
                     "positive).").format(pos=sm.position, token=tok.token_display(sm.token), id=sm.token, ne=ne,
                                          npos=npos, ns=ns, n=m.shape[1]))
+        # rich text (bold, line breaks): tokens escaped, or "␣<!--" began a comment that hid the rest of the list
+        shown = lambda i: html.escape(tok.token_display(i))  # noqa: E731
         self.neighbours.setText(self.tr("<b>Nearest tokens</b> to {token} (cosine):").format(
-            token=tok.token_display(sm.token)) + "<br>" +
-                                "<br>".join(f"{tok.token_display(i)} &nbsp; {c:.3f}" for i, c in sm.nearest))
+            token=shown(sm.token)) + "<br>" + "<br>".join(f"{shown(i)} &nbsp; {c:.3f}" for i, c in sm.nearest))
 
     def run_analogy(self) -> None:
         s = self.session

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QSplitter, QTableWidget, QTableWidgetItem,
@@ -93,16 +95,18 @@ class MlpView(LazyView):
                     "the residual). Orange: the biggest writers. Click one to read its value as tokens.").format(
                 layer=sm.layer, pos=sm.position, token=tok.token_display(sm.token), n=sm.post.size,
                 active=sm.n_active, threshold=ACTIVE))
+        # rich text (bold, line breaks): tokens escaped, or "␣<!--" began a comment that hid the rest
+        shown = lambda i: html.escape(tok.token_display(i))  # noqa: E731
         self.whole.setText(self.tr("<b>The whole MLP output</b> through the unembedding promotes {promotes}; "
                                    "suppresses {suppresses}").format(
-            promotes=", ".join(tok.token_display(i) for i, _ in sm.promotes),
-            suppresses=", ".join(tok.token_display(i) for i, _ in sm.suppresses)))
+            promotes=", ".join(shown(i) for i, _ in sm.promotes),
+            suppresses=", ".join(shown(i) for i, _ in sm.suppresses)))
         self.neuron_info.setText(self.tr(
             "<b>Neuron {neuron}</b> of layer {layer}: its value vector W_out[{neuron}] · W_U<br>promotes: {promotes}"
             "<br>suppresses: {suppresses}").format(
             neuron=sm.neuron, layer=sm.layer,
-            promotes=", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_promotes),
-            suppresses=", ".join(f"{tok.token_display(i)} ({v:+.2f})" for i, v in sm.neuron_suppresses)))
+            promotes=", ".join(f"{shown(i)} ({v:+.2f})" for i, v in sm.neuron_promotes),
+            suppresses=", ".join(f"{shown(i)} ({v:+.2f})" for i, v in sm.neuron_suppresses)))
 
     def neuron_at(self, global_pos) -> int | None:
         """The neuron of the table row under ``global_pos``, else the neuron being read (None before a run)."""
