@@ -36,9 +36,9 @@ class LensView(LazyView):
         self.target.editingFinished.connect(self.refresh_target)
         # The path's title is a label over the plot, not the plot's own: its text changes at every Step and Back
         # with the newest token followed, and pyqtgraph lays a title out as HTML and the whole plot out again for
-        # it (~0.5 ms of the GUI thread after each on atlas, and the plot's layout pass before the frame).
+        # it (~0.5 ms of each in a profile of the GUI thread on atlas, and the plot's layout pass before the frame).
         self.path_title = SteadyLabel()
-        self.path_title.setTextFormat(Qt.PlainText)  # tokens are text: "<b>" is a token, not markup
+        self.path_title.setTextFormat(Qt.PlainText)  # tokens are text: "<|endoftext|>" is a token, not markup
         self.path_title.setAlignment(Qt.AlignCenter)
         self.chart = themed_plot(self)
         self.prob_curve = MarkedLine(self.chart, pen=(70, 130, 200), symbol="o", **symbol_style())
